@@ -1,0 +1,16 @@
+// One registration function per kernel family; KernelRegistry::global() calls each once.
+// Add a family: declare its function here and call it in registry.cpp.
+#pragma once
+
+namespace fusor {
+class KernelRegistry;
+void register_elementwise_kernels(KernelRegistry& r);
+void register_reduction_kernels(KernelRegistry& r);
+void register_tensor_kernels(KernelRegistry& r);   // shape/layout/indexing ops
+void register_nn_kernels(KernelRegistry& r);       // conv, pool, norm, matmul, softmax
+void register_rnn_kernels(KernelRegistry& r);
+void register_control_flow_kernels(KernelRegistry& r);
+void register_misc_kernels(KernelRegistry& r);     // quantization, einsum, ...
+void register_fused_kernels(KernelRegistry& r);    // the fusor domain
+void register_fast_kernels(KernelRegistry& r);     // GEMM/conv fast paths (priority > reference)
+}  // namespace fusor
