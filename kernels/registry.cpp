@@ -12,6 +12,7 @@ KernelRegistry& KernelRegistry::global() {
   static KernelRegistry* r = [] {
     auto* reg = new KernelRegistry();
     // Each family registers here once its file exists (see register.h).
+    register_nn_kernels(*reg);
     return reg;
   }();
   return *r;
