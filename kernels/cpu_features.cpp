@@ -1,0 +1,76 @@
+#include "kernels/cpu_features.h"
+
+#include <cpuid.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace fusor {
+
+namespace {
+
+uint64_t read_xcr0() {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool osxsave = c & (1u << 27), avx = c & (1u << 28), fma = c & (1u << 12);
+  if (!osxsave || !avx) return f;
+  const uint64_t xcr0 = read_xcr0();
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;           // SSE + AVX state
+  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;         // + opmask, ZMM_Hi256, Hi16_ZMM
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  const bool avx2 = b & (1u << 5);
+  const bool f512 = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
+  f.avx2_fma = ymm_state && avx2 && fma;
+  f.avx512 = f.avx2_fma && zmm_state && f512 && dq && bw && vl;
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+Isa detect_isa() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512 ? Isa::Avx512 : f.avx2_fma ? Isa::Avx2 : Isa::Scalar;
+}
+
+Isa clamp_isa(Isa want) {
+  Isa hw = detect_isa();
+  return static_cast<int>(want) < static_cast<int>(hw) ? want : hw;
+}
+
+Isa active_isa() {
+  const char* env = std::getenv("FUSOR_ISA");
+  if (env && *env) {
+    if (auto want = parse_isa(env)) return clamp_isa(*want);
+  }
+  return detect_isa();
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return "scalar";
+    case Isa::Avx2: return "avx2";
+    case Isa::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+std::optional<Isa> parse_isa(std::string_view name) {
+  if (name == "scalar") return Isa::Scalar;
+  if (name == "avx2") return Isa::Avx2;
+  if (name == "avx512") return Isa::Avx512;
+  return std::nullopt;
+}
+
+}  // namespace fusor

@@ -1,0 +1,31 @@
+// Run-time instruction-set detection and the choice of kernel path.
+//
+// detect_isa() asks the CPU (cpuid) and the OS (xgetbv: the AVX/AVX-512 register state is
+// enabled) what can run. active_isa() is what the fast kernels use: the detected level, lowered
+// by the environment variable FUSOR_ISA=scalar|avx2|avx512 (tests force each path with it). A
+// request above what the machine has is clamped to the detected level, never executed.
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace fusor {
+
+// Ordered: a higher value can run everything a lower one can.
+enum class Isa : int { Scalar = 0, Avx2 = 1, Avx512 = 2 };
+
+struct CpuFeatures {
+  bool avx2_fma = false;   // AVX2 + FMA3 + OS support for YMM state
+  bool avx512 = false;     // AVX-512 F, BW, DQ, VL + OS support for ZMM/opmask state
+};
+
+const CpuFeatures& cpu_features();
+Isa detect_isa();
+// The detected ISA lowered by FUSOR_ISA (read on every call, so tests can setenv between uses).
+Isa active_isa();
+// The smaller of `want` and the detected ISA.
+Isa clamp_isa(Isa want);
+const char* isa_name(Isa isa);
+// "scalar" / "avx2" / "avx512"; nullopt for anything else.
+std::optional<Isa> parse_isa(std::string_view name);
+
+}  // namespace fusor

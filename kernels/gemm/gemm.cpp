@@ -1,0 +1,287 @@
+#include "kernels/gemm/gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/error.h"
+#include "kernels/gemm/gemm_kernels.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor {
+
+using gemm_detail::GemmKernelSet;
+using gemm_detail::MacroArgs;
+
+namespace gemm_detail {
+
+namespace {
+const GemmKernelSet* variant_of(Isa isa, int v) {
+  switch (isa) {
+    case Isa::Avx512: return gemm_kernels_avx512(v);
+    case Isa::Avx2: return gemm_kernels_avx2(v);
+    case Isa::Scalar: return gemm_kernels_scalar(v);
+  }
+  return nullptr;
+}
+
+// FUSOR_GEMM_BLOCK=mc,nc,kc overrides the cache blocks (tuning only; rounded to the tile).
+GemmKernelSet with_block_override(GemmKernelSet ks) {
+  const char* env = std::getenv("FUSOR_GEMM_BLOCK");
+  long mc = 0, nc = 0, kc = 0;
+  if (env && std::sscanf(env, "%ld,%ld,%ld", &mc, &nc, &kc) == 3 && mc > 0 && nc > 0 && kc > 0) {
+    ks.mc = std::max<int64_t>(ks.mr, mc / ks.mr * ks.mr);
+    ks.nc = std::max<int64_t>(ks.nr, nc / ks.nr * ks.nr);
+    ks.kc = kc;
+  }
+  return ks;
+}
+
+const GemmKernelSet& pick(Isa isa) {
+  const char* want = std::getenv("FUSOR_GEMM_TILE");
+  const GemmKernelSet* chosen = variant_of(isa, 0);
+  if (want && *want)
+    for (int v = 0; const GemmKernelSet* ks = variant_of(isa, v); ++v)
+      if (std::string_view(ks->name) == want) chosen = ks;
+  return *chosen;
+}
+}  // namespace
+
+const GemmKernelSet& gemm_kernels(Isa isa) {
+  isa = clamp_isa(isa);
+  static const GemmKernelSet sets[3] = {with_block_override(pick(Isa::Scalar)),
+                                        with_block_override(pick(clamp_isa(Isa::Avx2))),
+                                        with_block_override(pick(clamp_isa(Isa::Avx512)))};
+  return sets[static_cast<int>(isa)];
+}
+
+}  // namespace gemm_detail
+
+GemmTile gemm_tile(Isa isa) {
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
+  return {ks.isa, ks.mr, ks.nr, ks.name};
+}
+
+namespace {
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+Isa resolve(const GemmRun& run) { return clamp_isa(run.isa ? *run.isa : active_isa()); }
+
+// Memory for one call: from the run's scratch, or owned here.
+class Workspace {
+ public:
+  float* get(const GemmRun& run, size_t floats) {
+    if (floats == 0) return nullptr;
+    if (run.scratch) return static_cast<float*>(run.scratch(floats * sizeof(float)));
+    owned_.reset(new (std::align_val_t(64)) float[floats]);
+    return owned_.get();
+  }
+
+ private:
+  struct Del {
+    void operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
+  };
+  std::unique_ptr<float[], Del> owned_;
+};
+
+std::shared_ptr<float[]> alloc_panels(size_t floats) {
+  float* p = new (std::align_val_t(64)) float[floats];
+  return std::shared_ptr<float[]>(p, [](float* q) { ::operator delete[](q, std::align_val_t(64)); });
+}
+
+}  // namespace
+
+void pack_panels(MatrixRef X, int64_t i0, int64_t m, int64_t k0, int64_t kc, int r, float* dst) {
+  for (int64_t p0 = 0; p0 < m; p0 += r, dst += kc * r) {
+    const int rows = static_cast<int>(std::min<int64_t>(r, m - p0));
+    if (X.trans) {
+      // (i, k) at data[k * ld + i]: each k step is a contiguous run of the panel's rows.
+      const float* src = X.data + k0 * X.ld + i0 + p0;
+      for (int64_t k = 0; k < kc; ++k, src += X.ld) {
+        float* d = dst + k * r;
+        std::memcpy(d, src, rows * sizeof(float));
+        for (int q = rows; q < r; ++q) d[q] = 0.0f;
+      }
+    } else {
+      // (i, k) at data[i * ld + k]: read each row along k, write with stride r.
+      for (int q = 0; q < rows; ++q) {
+        const float* src = X.data + (i0 + p0 + q) * X.ld + k0;
+        float* d = dst + q;
+        for (int64_t k = 0; k < kc; ++k) d[k * r] = src[k];
+      }
+      for (int q = rows; q < r; ++q)
+        for (int64_t k = 0; k < kc; ++k) dst[k * r + q] = 0.0f;
+    }
+  }
+}
+
+PackedA::PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa) {
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()));
+  isa_ = ks.isa;
+  rows_ = M;
+  cols_ = K;
+  panel_stride_ = K * ks.mr;
+  data_ = alloc_panels(static_cast<size_t>(std::max<int64_t>(1, ceil_div(M, ks.mr) * panel_stride_)));
+  if (M > 0 && K > 0) pack_panels(a, 0, M, 0, K, ks.mr, data_.get());
+}
+
+PackedB::PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa) {
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()));
+  isa_ = ks.isa;
+  rows_ = K;
+  cols_ = N;
+  panel_stride_ = K * ks.nr;
+  data_ = alloc_panels(static_cast<size_t>(std::max<int64_t>(1, ceil_div(N, ks.nr) * panel_stride_)));
+  if (N > 0 && K > 0) pack_panels(b.transposed(), 0, N, 0, K, ks.nr, data_.get());
+}
+
+void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep, std::optional<Isa> isa) {
+  if (rows <= 0 || cols <= 0 || ep.trivial()) return;
+  gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa())).apply_epilogue(c, ldc, rows, cols, ep);
+}
+
+void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B, float* C,
+                 int64_t ldc, const Epilogue& ep, const GemmRun& run) {
+  if (M <= 0 || N <= 0) return;
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
+  if ((A.packed && A.packed->isa() != ks.isa) || (B.packed && B.packed->isa() != ks.isa))
+    throw_internal("gemm: operand packed for another instruction set");
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+    if (!ep.trivial()) ks.apply_epilogue(C, ldc, M, N, ep);
+    return;
+  }
+  const int64_t mr = ks.mr, nr = ks.nr;
+  const int threads = run.pool ? run.pool->num_threads() : 1;
+
+  // k blocks of equal size, at most ks.kc.
+  const int64_t kc = ceil_div(K, ceil_div(K, ks.kc));
+  // An operand packed on the fly is packed once per block it appears in: cover the prepacked
+  // side whole so the on-the-fly side is packed once (implicit im2col).
+  int64_t mc = std::min(round_up(M, mr), ks.mc), nc = std::min(round_up(N, nr), ks.nc);
+  if (A.packed && !B.packed) mc = round_up(M, mr);
+  if (B.packed && !A.packed && N <= 2 * ks.nc) nc = round_up(N, nr);
+  // Enough blocks for the threads (twice as many, for balance), without going below one tile.
+  while (threads > 1 && ceil_div(M, mc) * ceil_div(N, nc) < 2 * threads) {
+    const bool can_m = mc > mr, can_n = nc > nr;
+    if (!can_m && !can_n) break;
+    if (can_n && (nc / nr >= mc / mr || !can_m)) nc = round_up(nc / 2, nr);
+    else mc = round_up(mc / 2, mr);
+  }
+  const int64_t mblocks = ceil_div(M, mc), nblocks = ceil_div(N, nc), tasks = mblocks * nblocks;
+  const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
+  const size_t a_floats = A.packed ? 0 : static_cast<size_t>(round_up(mc, mr) * kc);
+  const size_t b_floats = B.packed ? 0 : static_cast<size_t>(round_up(nc, nr) * kc);
+  const size_t per_slot = round_up(static_cast<int64_t>(a_floats + b_floats), 16);
+  Workspace ws;
+  float* work = ws.get(run, per_slot * slots);
+  const bool plain = ep.trivial();
+
+  std::atomic<int64_t> next{0};
+  auto body = [&](int64_t s0, int64_t) {
+    float* wa = work + s0 * per_slot;
+    float* wb = wa + a_floats;
+    for (;;) {
+      const int64_t t = next.fetch_add(1);
+      if (t >= tasks) break;
+      // Neighbouring tasks share the A block (same rows).
+      const int64_t i0 = (t / nblocks) * mc, j0 = (t % nblocks) * nc;
+      const int64_t m = std::min(mc, M - i0), n = std::min(nc, N - j0);
+      const Epilogue e = ep.offset(i0, j0);
+      for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        const int64_t k = std::min(kc, K - k0);
+        MacroArgs args;
+        args.mc = m;
+        args.nc = n;
+        args.kc = k;
+        if (A.packed) {
+          args.a = A.packed->data() + (i0 / mr) * A.packed->panel_stride() + k0 * mr;
+          args.a_panel_stride = A.packed->panel_stride();
+        } else {
+          A.pack(i0, m, k0, k, wa);
+          args.a = wa;
+          args.a_panel_stride = k * mr;
+        }
+        if (B.packed) {
+          args.b = B.packed->data() + (j0 / nr) * B.packed->panel_stride() + k0 * nr;
+          args.b_panel_stride = B.packed->panel_stride();
+        } else {
+          B.pack(j0, n, k0, k, wb);
+          args.b = wb;
+          args.b_panel_stride = k * nr;
+        }
+        args.c = C + i0 * ldc + j0;
+        args.ldc = ldc;
+        args.accumulate = k0 > 0;
+        args.ep = (k0 + k == K && !plain) ? &e : nullptr;
+        ks.macro(args);
+      }
+    }
+  };
+  if (slots > 1) run.pool->parallel_for(slots, body, 1);
+  else body(0, 1);
+}
+
+void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep,
+          const GemmRun& run) {
+  if (M <= 0 || N <= 0) return;
+  const Isa isa = resolve(run);
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
+  PanelSource a;
+  a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, ks.mr, dst); };
+  // B is packed whole up front when more than one row block will use it, so it is packed once.
+  PanelSource b;
+  const MatrixRef bt = B.transposed();
+  b.pack = [&](int64_t j0, int64_t n, int64_t k0, int64_t kc, float* dst) { pack_panels(bt, j0, n, k0, kc, ks.nr, dst); };
+  if (M > ks.mc && K > 0) {
+    struct Whole : PackedMatrix {
+      Whole(float* d, Isa isa, int64_t K, int64_t N, int64_t stride) {
+        data_ = std::shared_ptr<float[]>(d, [](float*) {});
+        isa_ = isa;
+        rows_ = K;
+        cols_ = N;
+        panel_stride_ = stride;
+      }
+    };
+    Workspace ws;
+    const int64_t panels = ceil_div(N, ks.nr);
+    float* d = ws.get(run, static_cast<size_t>(panels * K * ks.nr));
+    auto pack_range = [&](int64_t p0, int64_t p1) {
+      const int64_t j0 = p0 * ks.nr, n = std::min(N, p1 * ks.nr) - j0;
+      pack_panels(bt, j0, n, 0, K, ks.nr, d + p0 * K * ks.nr);
+    };
+    if (run.pool) run.pool->parallel_for(panels, pack_range, 4);
+    else pack_range(0, panels);
+    Whole whole(d, ks.isa, K, N, K * ks.nr);
+    PanelSource pb;
+    pb.packed = &whole;
+    gemm_panels(isa, M, N, K, a, pb, C, ldc, ep, run);
+    return;
+  }
+  gemm_panels(isa, M, N, K, a, b, C, ldc, ep, run);
+}
+
+void gemm(int64_t M, MatrixRef A, const PackedB& B, float* C, int64_t ldc, const Epilogue& ep, const GemmRun& run) {
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(B.isa());
+  PanelSource a, b;
+  a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, ks.mr, dst); };
+  b.packed = &B;
+  gemm_panels(B.isa(), M, B.cols(), B.rows(), a, b, C, ldc, ep, run);
+}
+
+void gemm(const PackedA& A, int64_t N, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep, const GemmRun& run) {
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(A.isa());
+  const MatrixRef bt = B.transposed();
+  PanelSource a, b;
+  a.packed = &A;
+  b.pack = [&](int64_t j0, int64_t n, int64_t k0, int64_t kc, float* dst) { pack_panels(bt, j0, n, k0, kc, ks.nr, dst); };
+  gemm_panels(A.isa(), A.rows(), N, A.cols(), a, b, C, ldc, ep, run);
+}
+
+}  // namespace fusor

@@ -1,0 +1,114 @@
+// fusor's GEMM core: C = epilogue(A * B), single precision, row-major with arbitrary leading
+// dimensions, transposes handled while packing.
+//
+// Structure (BLIS-like): C is cut into cache blocks (mc x nc, accumulated over kc steps of k);
+// A and B blocks are packed into panels of mr rows / nr columns; a register-blocked microkernel
+// (AVX-512 14x32, AVX2 6x16, scalar 4x8) computes each mr x nr tile and applies the epilogue
+// (kernels/epilogue.h) on the last k block while the tile is in registers (scale, bias, residual,
+// Relu/Clip) or L1 (the other activations). Blocks of C are spread over the ThreadPool.
+//
+// Constant operands (weights) are packed once into PackedA / PackedB at kernel creation; a packed
+// operand is bound to the ISA it was packed for, and a call with it runs that ISA's kernel.
+//
+// Scratch: GemmRun::scratch supplies temporary memory (KernelContext::scratch in kernels); when
+// it is empty the call allocates from the heap (tests, benchmarks).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "kernels/cpu_features.h"
+#include "kernels/epilogue.h"
+
+namespace fusor {
+
+class ThreadPool;
+
+// A read-only view of a row-major matrix; with `trans`, the view is of its transpose:
+// element (i, j) is data[i * ld + j], or data[j * ld + i] when trans.
+struct MatrixRef {
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+  float at(int64_t i, int64_t j) const { return trans ? data[j * ld + i] : data[i * ld + j]; }
+  MatrixRef transposed() const { return {data, ld, !trans}; }
+};
+
+struct GemmRun {
+  ThreadPool* pool = nullptr;                         // nullptr: the calling thread only
+  std::function<void*(size_t bytes)> scratch;         // 64-byte aligned; empty: heap
+  std::optional<Isa> isa;                             // unset: active_isa() (ignored with packed operands)
+};
+
+// Panel geometry of the kernel an ISA uses.
+struct GemmTile {
+  Isa isa = Isa::Scalar;
+  int mr = 0, nr = 0;
+  const char* name = "";
+};
+GemmTile gemm_tile(Isa isa);
+
+// An operand packed once into the kernel's panel layout: PackedA holds an M x K matrix as
+// ceil(M / mr) panels, PackedB a K x N matrix as ceil(N / nr) panels; each panel is K steps of
+// mr (nr) values, zero-padded past the edge.
+class PackedMatrix {
+ public:
+  PackedMatrix() = default;
+  bool empty() const { return !data_; }
+  Isa isa() const { return isa_; }
+  int64_t rows() const { return rows_; }     // M (PackedA) or K (PackedB)
+  int64_t cols() const { return cols_; }     // K (PackedA) or N (PackedB)
+  const float* data() const { return data_.get(); }
+  int64_t panel_stride() const { return panel_stride_; }
+
+ protected:
+  std::shared_ptr<float[]> data_;
+  Isa isa_ = Isa::Scalar;
+  int64_t rows_ = 0, cols_ = 0, panel_stride_ = 0;
+};
+
+class PackedA : public PackedMatrix {
+ public:
+  PackedA() = default;
+  PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa = {});
+};
+
+class PackedB : public PackedMatrix {
+ public:
+  PackedB() = default;
+  PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa = {});
+};
+
+// C (M x N, leading dimension ldc) = epilogue(A (M x K) * B (K x N)).
+void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+          const Epilogue& ep = {}, const GemmRun& run = {});
+// Same with B pre-packed (K = B.rows(), N = B.cols()).
+void gemm(int64_t M, MatrixRef A, const PackedB& B, float* C, int64_t ldc, const Epilogue& ep = {},
+          const GemmRun& run = {});
+// Same with A pre-packed (M = A.rows(), K = A.cols()).
+void gemm(const PackedA& A, int64_t N, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep = {},
+          const GemmRun& run = {});
+
+// The general form, for operands produced on the fly (implicit im2col in the conv paths).
+// A source either is pre-packed, or packs on request: pack(i0, m, k0, kc, dst) writes
+// ceil(m / r) panels of kc steps x r values (r = mr for A, nr for B) for rows (A) / columns (B)
+// [i0, i0 + m) and k in [k0, k0 + kc), zero past the matrix edge, panel p at dst + p * kc * r.
+// pack is called concurrently from several threads with different dst.
+struct PanelSource {
+  const PackedMatrix* packed = nullptr;
+  std::function<void(int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst)> pack;
+};
+void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B,
+                 float* C, int64_t ldc, const Epilogue& ep = {}, const GemmRun& run = {});
+
+// In place on a row-major block: c = act(scale * c + bias + residual), vectorized for the ISA
+// (the separate-pass form of the epilogue, for paths that are not a GEMM).
+void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep,
+                    std::optional<Isa> isa = {});
+
+// Packs rows [i0, i0 + m) x k [k0, k0 + kc) of the view X (element (i, k) = X.at(i, k)) into
+// panels of r rows, zero-padded (the packing of A; B is packed as its transposed view).
+void pack_panels(MatrixRef X, int64_t i0, int64_t m, int64_t k0, int64_t kc, int r, float* dst);
+
+}  // namespace fusor

@@ -1,0 +1,45 @@
+// Internal interface between the GEMM driver (baseline code) and the per-ISA kernel files.
+//
+// Packed operands: A is cut into panels of `mr` rows, B into panels of `nr` columns. A panel holds
+// kc steps of k, each step the mr (or nr) values of that k contiguous, rows/columns past the
+// matrix edge zero. Panel p of a block starts at base + p * panel_stride.
+#pragma once
+#include <cstdint>
+
+#include "kernels/cpu_features.h"
+#include "kernels/epilogue.h"
+
+namespace fusor::gemm_detail {
+
+struct MacroArgs {
+  int64_t mc = 0, nc = 0, kc = 0;   // block of C: mc x nc, accumulating kc steps
+  const float* a = nullptr;         // ceil(mc / mr) packed A panels
+  int64_t a_panel_stride = 0;
+  const float* b = nullptr;         // ceil(nc / nr) packed B panels
+  int64_t b_panel_stride = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  bool accumulate = false;          // C += product (earlier k blocks) instead of C = product
+  const Epilogue* ep = nullptr;     // last k block only; coordinates relative to c
+};
+
+struct GemmKernelSet {
+  Isa isa = Isa::Scalar;
+  const char* name = "";
+  int mr = 0, nr = 0;               // register tile
+  int64_t mc = 0, nc = 0, kc = 0;   // cache blocks (multiples of mr / nr)
+  void (*macro)(const MacroArgs&) = nullptr;
+  // In place on stored values: c = act(scale * c + bias + residual), rows x cols.
+  void (*apply_epilogue)(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) = nullptr;
+};
+
+// The kernel set for an ISA at or below the detected one (FUSOR_GEMM_TILE=name picks a variant
+// of that ISA, for tuning).
+const GemmKernelSet& gemm_kernels(Isa isa);
+
+// Defined per ISA file; `variant` 0 is the default, nullptr past the last.
+const GemmKernelSet* gemm_kernels_avx512(int variant);
+const GemmKernelSet* gemm_kernels_avx2(int variant);
+const GemmKernelSet* gemm_kernels_scalar(int variant);
+
+}  // namespace fusor::gemm_detail

@@ -1,0 +1,206 @@
+// The register-blocked microkernel, the macro kernel over a cache block, and the vectorized
+// epilogue, written once over a vector type V (kernels/gemm/simd.h) and compiled per ISA.
+// Include only from the per-ISA files, after simd.h. Uses nothing from std:: beyond <cmath> in the
+// scalar type, so no inline library code gets compiled with wide-ISA flags (see simd.h).
+#pragma once
+#include <utility>
+
+#include "kernels/epilogue.h"
+#include "kernels/gemm/gemm_kernels.h"
+
+namespace fusor::FUSOR_SIMD_NS {
+
+using gemm_detail::MacroArgs;
+
+template <class V, Activation K>
+inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
+  using reg = typename V::reg;
+  if constexpr (K == Activation::None) {
+    return x;
+  } else if constexpr (K == Activation::Relu) {
+    return V::max(x, V::zero());
+  } else if constexpr (K == Activation::Clip) {
+    return V::min(V::max(x, V::set1(alpha)), V::set1(beta));
+  } else if constexpr (K == Activation::LeakyRelu) {
+    return V::lt_select(x, V::zero(), V::mul(x, V::set1(alpha)), x);
+  } else if constexpr (K == Activation::Sigmoid) {
+    return V::div(V::set1(1.0f), V::add(V::set1(1.0f), V::exp(V::mul(x, V::set1(-1.0f)))));
+  } else if constexpr (K == Activation::SiLU) {
+    return V::div(x, V::add(V::set1(1.0f), V::exp(V::mul(x, V::set1(-1.0f)))));
+  } else if constexpr (K == Activation::Tanh) {
+    // sign(x) (1 - e) / (1 + e), e = exp(-2|x|); an odd polynomial near 0 where 1 - e cancels.
+    reg ax = V::abs(x);
+    reg e = V::exp(V::mul(ax, V::set1(-2.0f)));
+    reg big = V::copysign(V::div(V::sub1(e), V::add(V::set1(1.0f), e)), x);
+    reg x2 = V::mul(x, x);
+    reg p = V::fma(x2, V::set1(-17.0f / 315), V::set1(2.0f / 15));
+    p = V::fma(p, x2, V::set1(-1.0f / 3));
+    p = V::fma(p, x2, V::set1(1.0f));
+    reg small = V::mul(p, x);
+    return V::lt_select(ax, V::set1(0.0625f), small, big);
+  } else if constexpr (K == Activation::HardSigmoid) {
+    return V::min(V::max(V::fma(x, V::set1(alpha), V::set1(beta)), V::zero()), V::set1(1.0f));
+  } else if constexpr (K == Activation::HardSwish) {
+    reg g = V::min(V::max(V::fma(x, V::set1(1.0f / 6), V::set1(0.5f)), V::zero()), V::set1(1.0f));
+    return V::mul(x, g);
+  } else {
+    static_assert(K == Activation::Gelu);
+    // erf by Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7).
+    reg z = V::mul(x, V::set1(0.70710678118654752f));
+    reg az = V::abs(z);
+    reg t = V::div(V::set1(1.0f), V::fma(az, V::set1(0.3275911f), V::set1(1.0f)));
+    reg p = V::fma(t, V::set1(1.061405429f), V::set1(-1.453152027f));
+    p = V::fma(p, t, V::set1(1.421413741f));
+    p = V::fma(p, t, V::set1(-0.284496736f));
+    p = V::fma(p, t, V::set1(0.254829592f));
+    p = V::mul(p, t);
+    reg e = V::exp(V::mul(V::mul(az, az), V::set1(-1.0f)));
+    reg erf_abs = V::sub1(V::mul(p, e));
+    reg erf = V::copysign(erf_abs, z);
+    return V::mul(V::mul(x, V::set1(0.5f)), V::add(V::set1(1.0f), erf));
+  }
+}
+
+// rows x cols in place: c = act(c) (first_pass false) or act(scale c + bias + residual).
+template <class V, Activation K, bool kFull>
+void epilogue_rows(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  const bool scale = kFull && ep.scale != 1.0f;
+  const float* bias = kFull && ep.bias && ep.bias_axis != BiasAxis::None ? ep.bias : nullptr;
+  const bool row_bias = bias && ep.bias_axis == BiasAxis::PerRow;
+  const float* res = kFull ? ep.residual : nullptr;
+  const float alpha = ep.act.alpha, beta = ep.act.beta;
+  for (int64_t i = 0; i < rows; ++i) {
+    float* p = c + i * ldc;
+    const float* rrow = res ? res + i * ep.residual_ld : nullptr;
+    const reg rb = row_bias ? V::set1(bias[i]) : V::zero();
+    int64_t j = 0;
+    auto one = [&](reg v, int n) {
+      if (scale) v = V::mul(v, V::set1(ep.scale));
+      if (bias) v = V::add(v, row_bias ? rb : (n == W ? V::load(bias + j) : V::load_n(bias + j, n)));
+      if (rrow) v = V::add(v, n == W ? V::load(rrow + j) : V::load_n(rrow + j, n));
+      return activate<V, K>(v, alpha, beta);
+    };
+    for (; j + W <= cols; j += W) V::store(p + j, one(V::load(p + j), W));
+    if (j < cols) {
+      const int n = static_cast<int>(cols - j);
+      V::store_n(p + j, one(V::load_n(p + j, n), n), n);
+    }
+  }
+}
+
+template <class V, bool kFull>
+void epilogue_dispatch(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) {
+  switch (ep.act.kind) {
+#define FUSOR_CASE(K) \
+  case Activation::K: return epilogue_rows<V, Activation::K, kFull>(c, ldc, rows, cols, ep);
+    FUSOR_CASE(None) FUSOR_CASE(Relu) FUSOR_CASE(Clip) FUSOR_CASE(LeakyRelu) FUSOR_CASE(Sigmoid)
+    FUSOR_CASE(Tanh) FUSOR_CASE(HardSigmoid) FUSOR_CASE(HardSwish) FUSOR_CASE(SiLU) FUSOR_CASE(Gelu)
+#undef FUSOR_CASE
+  }
+}
+
+template <class V>
+void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) {
+  epilogue_dispatch<V, true>(c, ldc, rows, cols, ep);
+}
+
+using TileFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int nr,
+                        bool accumulate, const Epilogue* ep);
+
+// C[MR x nr] (+)= A panel (kc x MRP, first MR rows used) * B panel (kc x NV*W), then the epilogue.
+template <class V, int MRP, int MR, int NV>
+void tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc, int nr,
+          bool accumulate, const Epilogue* ep) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth, NR = NV * W;
+  reg acc[MR][NV];
+#pragma GCC unroll 64
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  for (int64_t k = 0; k < kc; ++k) {
+    reg bv[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
+#pragma GCC unroll 64
+    for (int i = 0; i < MR; ++i) {
+      const reg av = V::set1(a[i]);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+    }
+    a += MRP;
+    b += NR;
+  }
+  bool clamp = false;
+  float lo = 0, hi = 0;
+  const float* bias = nullptr;
+  bool row_bias = false;
+  if (ep) {
+    const Activation k = ep->act.kind;
+    clamp = k == Activation::Relu || k == Activation::Clip;
+    lo = k == Activation::Relu ? 0.0f : ep->act.alpha;
+    hi = k == Activation::Relu ? __builtin_inff() : ep->act.beta;
+    if (ep->bias && ep->bias_axis != BiasAxis::None) {
+      bias = ep->bias;
+      row_bias = ep->bias_axis == BiasAxis::PerRow;
+    }
+  }
+#pragma GCC unroll 64
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) {
+      const int n = nr - j * W;
+      if (n <= 0) break;
+      float* p = c + i * ldc + j * W;
+      reg v = acc[i][j];
+      if (accumulate) v = V::add(v, n >= W ? V::load(p) : V::load_n(p, n));
+      if (ep) {
+        if (ep->scale != 1.0f) v = V::mul(v, V::set1(ep->scale));
+        if (bias) v = V::add(v, row_bias ? V::set1(bias[i]) : n >= W ? V::load(bias + j * W) : V::load_n(bias + j * W, n));
+        if (ep->residual) {
+          const float* r = ep->residual + i * ep->residual_ld + j * W;
+          v = V::add(v, n >= W ? V::load(r) : V::load_n(r, n));
+        }
+        if (clamp) v = V::min(V::max(v, V::set1(lo)), V::set1(hi));
+      }
+      if (n >= W) V::store(p, v); else V::store_n(p, v, n);
+    }
+  }
+  if (ep && !clamp && ep->act.kind != Activation::None) epilogue_dispatch<V, false>(c, ldc, MR, nr, *ep);
+}
+
+template <class V, int MRP, int NV, class Seq>
+struct TileTable;
+template <class V, int MRP, int NV, int... I>
+struct TileTable<V, MRP, NV, std::integer_sequence<int, I...>> {
+  static constexpr TileFn fns[sizeof...(I)] = {&tile<V, MRP, I + 1, NV>...};
+};
+
+// Loops over the register tiles of one cache block: A panels outer (one stays in L1), B panels
+// inner (the kc x nc block streams from L2).
+template <class V, int MRP, int NV>
+void macro(const MacroArgs& m) {
+  constexpr int NR = NV * V::kWidth;
+  using Table = TileTable<V, MRP, NV, std::make_integer_sequence<int, MRP>>;
+  Epilogue e;
+  for (int64_t ir = 0; ir < m.mc; ir += MRP) {
+    const int mr = m.mc - ir < MRP ? static_cast<int>(m.mc - ir) : MRP;
+    const TileFn fn = Table::fns[mr - 1];
+    const float* a = m.a + (ir / MRP) * m.a_panel_stride;
+    for (int64_t jr = 0; jr < m.nc; jr += NR) {
+      const int nr = m.nc - jr < NR ? static_cast<int>(m.nc - jr) : NR;
+      const Epilogue* ep = nullptr;
+      if (m.ep) {
+        e = *m.ep;
+        if (e.bias) e.bias += e.bias_axis == BiasAxis::PerRow ? ir : e.bias_axis == BiasAxis::PerColumn ? jr : 0;
+        if (e.residual) e.residual += ir * e.residual_ld + jr;
+        ep = &e;
+      }
+      fn(m.kc, a, m.b + (jr / NR) * m.b_panel_stride, m.c + ir * m.ldc + jr, m.ldc, nr, m.accumulate, ep);
+    }
+  }
+}
+
+}  // namespace fusor::FUSOR_SIMD_NS

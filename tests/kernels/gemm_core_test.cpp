@@ -1,0 +1,197 @@
+// The GEMM core against plain double-precision loops: every forced ISA, transposes, strides,
+// tails of every block size, prepacked operands, threads, and every epilogue.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/thread_pool.h"
+#include "tests/kernels/gemm_test_util.h"
+
+namespace fusor {
+namespace {
+
+using testing_gemm::all_activations;
+using testing_gemm::all_close;
+using testing_gemm::random_vec;
+using testing_gemm::runnable_isas;
+
+struct Case {
+  int64_t M, N, K;
+  bool ta, tb;
+};
+
+// A (M x K) stored as given by ta with padding in the leading dimension.
+struct Operand {
+  std::vector<float> data;
+  MatrixRef ref;
+};
+
+Operand make_operand(int64_t rows, int64_t cols, bool trans, uint32_t seed) {
+  // Stored matrix is rows x cols (or cols x rows when trans) with ld = stored cols + 3.
+  const int64_t srows = trans ? cols : rows, scols = trans ? rows : cols, ld = scols + 3;
+  Operand o;
+  o.data = random_vec(static_cast<size_t>(srows * ld + 1), seed);
+  o.ref = MatrixRef{o.data.data(), ld, trans};
+  return o;
+}
+
+struct Expected {
+  std::vector<double> value, magnitude;  // value and sum |a||b| per element (error scale)
+};
+
+Expected reference(const Case& c, MatrixRef A, MatrixRef B, const Epilogue& ep) {
+  Expected e;
+  e.value.resize(c.M * c.N);
+  e.magnitude.resize(c.M * c.N);
+  for (int64_t i = 0; i < c.M; ++i)
+    for (int64_t j = 0; j < c.N; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t k = 0; k < c.K; ++k) {
+        s += double(A.at(i, k)) * B.at(k, j);
+        mag += std::fabs(double(A.at(i, k)) * B.at(k, j));
+      }
+      double y = ep.scale * s;
+      if (ep.has_bias()) y += ep.bias[ep.bias_axis == BiasAxis::PerRow ? i : j];
+      if (ep.residual) y += ep.residual[i * ep.residual_ld + j];
+      e.value[i * c.N + j] = apply_activation(ep.act, static_cast<float>(y));
+      e.magnitude[i * c.N + j] = 1.0 + mag * std::fabs(ep.scale);
+    }
+  return e;
+}
+
+const Case kCases[] = {
+    {1, 1, 1, false, false},     {1, 1000, 64, false, false}, {3, 5, 7, false, false},
+    {14, 32, 256, false, false}, {15, 33, 257, false, true},  {29, 65, 300, true, false},
+    {64, 70, 1, true, true},     {7, 300, 600, false, false}, {300, 17, 513, false, true},
+    {131, 530, 40, false, false}, {2, 3, 1100, true, true},   {64, 49, 576, false, false},
+};
+
+std::string describe(const Case& c, Isa isa) {
+  return std::string(isa_name(isa)) + " M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) + " K=" +
+         std::to_string(c.K) + (c.ta ? " A^T" : "") + (c.tb ? " B^T" : "");
+}
+
+void check_case(const Case& c, Isa isa, ThreadPool* pool, int form, const Epilogue& ep_in, uint32_t seed) {
+  Operand A = make_operand(c.M, c.K, c.ta, seed), B = make_operand(c.K, c.N, c.tb, seed + 1);
+  const int64_t ldc = c.N + 5;
+  std::vector<float> C(c.M * ldc, 12345.0f);
+  GemmRun run;
+  run.pool = pool;
+  run.isa = isa;
+  Epilogue ep = ep_in;
+  switch (form) {
+    case 0: gemm(c.M, c.N, c.K, A.ref, B.ref, C.data(), ldc, ep, run); break;
+    case 1: gemm(c.M, A.ref, PackedB(B.ref, c.K, c.N, isa), C.data(), ldc, ep, run); break;
+    default: gemm(PackedA(A.ref, c.M, c.K, isa), c.N, B.ref, C.data(), ldc, ep, run); break;
+  }
+  Expected want = reference(c, A.ref, B.ref, ep);
+  std::vector<float> got(c.M * c.N);
+  for (int64_t i = 0; i < c.M; ++i)
+    for (int64_t j = 0; j < c.N; ++j) got[i * c.N + j] = C[i * ldc + j];
+  EXPECT_TRUE(all_close(got.data(), want.value, 2e-6, 2e-6, &want.magnitude))
+      << describe(c, isa) << " form " << form << " act " << activation_name(ep.act.kind);
+  // Padding columns of C are never written.
+  for (int64_t i = 0; i < c.M; ++i)
+    for (int64_t j = c.N; j < ldc && i * ldc + j < static_cast<int64_t>(C.size()); ++j)
+      ASSERT_EQ(C[i * ldc + j], 12345.0f) << describe(c, isa) << " wrote past N";
+}
+
+TEST(GemmCore, PlainProductEveryIsaAndForm) {
+  ThreadPool pool(3);
+  for (Isa isa : runnable_isas())
+    for (const Case& c : kCases)
+      for (int form = 0; form < 3; ++form) {
+        check_case(c, isa, nullptr, form, {}, 7);
+        check_case(c, isa, &pool, form, {}, 9);
+      }
+}
+
+TEST(GemmCore, EveryEpilogueEveryIsa) {
+  ThreadPool pool(2);
+  const Case shapes[] = {{15, 33, 257, false, false}, {1, 70, 9, false, true}, {40, 20, 300, true, false}};
+  for (Isa isa : runnable_isas())
+    for (const Case& c : shapes) {
+      const std::vector<float> rowb = random_vec(c.M, 3), colb = random_vec(c.N, 4);
+      const int64_t rld = c.N + 2;
+      const std::vector<float> res = random_vec(c.M * rld, 5);
+      for (const ActivationSpec& act : all_activations())
+        for (int variant = 0; variant < 4; ++variant) {
+          Epilogue ep;
+          ep.act = act;
+          if (variant == 1) ep.bias = rowb.data(), ep.bias_axis = BiasAxis::PerRow;
+          if (variant == 2) ep.bias = colb.data(), ep.bias_axis = BiasAxis::PerColumn, ep.scale = 0.5f;
+          if (variant == 3) {
+            ep.bias = colb.data(), ep.bias_axis = BiasAxis::PerColumn;
+            ep.residual = res.data(), ep.residual_ld = rld;
+          }
+          check_case(c, isa, variant % 2 ? &pool : nullptr, variant % 3, ep, 11 + variant);
+        }
+    }
+}
+
+TEST(GemmCore, StandaloneEpilogueMatchesScalarDefinition) {
+  // Inputs over the range where the approximations of exp/erf/tanh matter, both signs.
+  const int64_t rows = 3, cols = 37, ld = 40;
+  std::vector<float> x = random_vec(rows * ld, 21, -9.0f, 9.0f);
+  x[0] = 0.0f, x[1] = 1e-4f, x[2] = -1e-4f, x[3] = 0.03f, x[4] = -80.0f, x[5] = 80.0f;
+  const std::vector<float> bias = random_vec(rows, 22), res = random_vec(rows * ld, 23);
+  for (Isa isa : runnable_isas())
+    for (const ActivationSpec& act : all_activations()) {
+      Epilogue ep;
+      ep.act = act;
+      ep.scale = 1.5f;
+      ep.bias = bias.data(), ep.bias_axis = BiasAxis::PerRow;
+      ep.residual = res.data(), ep.residual_ld = ld;
+      std::vector<float> y = x;
+      apply_epilogue(y.data(), ld, rows, cols, ep, isa);
+      std::vector<double> want;
+      std::vector<float> got;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          want.push_back(apply_epilogue(ep, x[i * ld + j], i, j));
+          got.push_back(y[i * ld + j]);
+        }
+      EXPECT_TRUE(all_close(got.data(), want, 1e-6, 2e-6)) << isa_name(isa) << " " << activation_name(act.kind);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = cols; j < ld; ++j) EXPECT_EQ(y[i * ld + j], x[i * ld + j]) << "wrote past cols";
+    }
+}
+
+TEST(GemmCore, KZeroGivesEpilogueOfZero) {
+  const std::vector<float> bias = {1.0f, -2.0f};
+  Epilogue ep;
+  ep.bias = bias.data(), ep.bias_axis = BiasAxis::PerColumn, ep.act = ActivationSpec::relu();
+  std::vector<float> C(4, 7.0f);
+  float dummy = 0;
+  gemm(2, 2, 0, MatrixRef{&dummy, 1}, MatrixRef{&dummy, 2}, C.data(), 2, ep);
+  EXPECT_EQ(C, (std::vector<float>{1.0f, 0.0f, 1.0f, 0.0f}));
+}
+
+TEST(CpuFeatures, EnvironmentForcesAndClampsIsa) {
+  const Isa hw = detect_isa();
+  setenv("FUSOR_ISA", "scalar", 1);
+  EXPECT_EQ(active_isa(), Isa::Scalar);
+  setenv("FUSOR_ISA", "avx2", 1);
+  EXPECT_EQ(active_isa(), hw >= Isa::Avx2 ? Isa::Avx2 : hw);
+  setenv("FUSOR_ISA", "avx512", 1);
+  EXPECT_EQ(active_isa(), hw);
+  unsetenv("FUSOR_ISA");
+  EXPECT_EQ(active_isa(), hw);
+  EXPECT_EQ(gemm_tile(Isa::Scalar).isa, Isa::Scalar);
+  EXPECT_EQ(gemm_tile(Isa::Avx512).isa, hw);
+}
+
+TEST(CpuFeatures, DefaultPathFollowsEnvironment) {
+  // A call without an explicit ISA takes FUSOR_ISA: a PackedB made under it is bound to it.
+  const float b[4] = {1, 2, 3, 4};
+  for (Isa isa : runnable_isas()) {
+    setenv("FUSOR_ISA", isa_name(isa), 1);
+    PackedB p(MatrixRef{b, 2}, 2, 2);
+    EXPECT_EQ(p.isa(), isa);
+  }
+  unsetenv("FUSOR_ISA");
+}
+
+}  // namespace
+}  // namespace fusor
