@@ -1,0 +1,110 @@
+// Pools, normalizations and the softmax family on hand-checked inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/kernels/nn_harness.h"
+
+namespace fusor::test {
+namespace {
+
+Tensor ft(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
+std::vector<float> values(const Tensor& t) { return std::vector<float>(t.data<float>(), t.data<float>() + t.numel()); }
+
+void expect_near(const Tensor& t, const std::vector<float>& want, double tol = 1e-5) {
+  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data<float>()[i], want[i], tol) << "element " << i;
+}
+
+TEST(NnPool, MaxPoolWithIndicesAndStorageOrder) {
+  Tensor x = ft({1, 1, 3, 3}, {1, 9, 2, 3, 4, 8, 7, 5, 6});
+  auto y = run_op("MaxPool", {&x}, {Attribute::make_ints("kernel_shape", {2, 2})}, 2);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 2, 2}));
+  EXPECT_EQ(values(y[0]), (std::vector<float>{9, 9, 7, 8}));
+  EXPECT_EQ(y[1].to_int64_vector(), (std::vector<int64_t>{1, 1, 6, 5}));
+  auto yc = run_op("MaxPool", {&x}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_int("storage_order", 1)}, 2);
+  // Column-major offsets: (0,1) -> 3, (2,0) -> 2, (1,2) -> 7.
+  EXPECT_EQ(yc[1].to_int64_vector(), (std::vector<int64_t>{3, 3, 2, 7}));
+}
+
+TEST(NnPool, MaxPoolCeilModeAndPadsIgnorePadding) {
+  Tensor x = ft({1, 1, 1, 5}, {-5, -4, -3, -2, -1});
+  auto y = run_op("MaxPool", {&x}, {Attribute::make_ints("kernel_shape", {1, 2}), Attribute::make_ints("strides", {1, 2}),
+                                    Attribute::make_int("ceil_mode", 1)});
+  EXPECT_EQ(values(y[0]), (std::vector<float>{-4, -2, -1}));
+  auto yp = run_op("MaxPool", {&x}, {Attribute::make_ints("kernel_shape", {1, 3}), Attribute::make_ints("pads", {0, 1, 0, 1})});
+  EXPECT_EQ(values(yp[0]), (std::vector<float>{-4, -3, -2, -1, -1}));  // pads never win, even over negatives
+}
+
+TEST(NnPool, AveragePoolCountIncludePad) {
+  Tensor x = ft({1, 1, 2, 2}, {1, 2, 3, 4});
+  std::vector<Attribute> a{Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_ints("pads", {1, 1, 0, 0})};
+  auto excl = run_op("AveragePool", {&x}, a);
+  expect_near(excl[0], {1, 1.5f, 2, 2.5f});
+  a.push_back(Attribute::make_int("count_include_pad", 1));
+  auto incl = run_op("AveragePool", {&x}, a);
+  expect_near(incl[0], {0.25f, 0.75f, 1, 2.5f});
+}
+
+TEST(NnPool, GlobalAndLp) {
+  Tensor x = ft({1, 2, 2, 1}, {3, 4, -1, 1});
+  expect_near(run_op("GlobalAveragePool", {&x})[0], {3.5f, 0});
+  expect_near(run_op("GlobalMaxPool", {&x})[0], {4, 1});
+  expect_near(run_op("GlobalLpPool", {&x})[0], {5, std::sqrt(2.0f)});
+  EXPECT_EQ(run_op("GlobalLpPool", {&x})[0].shape(), (Shape{1, 2, 1, 1}));
+  auto lp = run_op("LpPool", {&x}, {Attribute::make_ints("kernel_shape", {2, 1}), Attribute::make_int("p", 1)});
+  expect_near(lp[0], {7, 2});
+}
+
+TEST(NnNorm, BatchNormInference) {
+  Tensor x = ft({1, 2, 2}, {1, 2, 3, 4});
+  Tensor s = ft({2}, {2, 1}), b = ft({2}, {0, 1}), m = ft({2}, {1, 3}), v = ft({2}, {4, 0.25f});
+  auto y = run_op("BatchNormalization", {&x, &s, &b, &m, &v}, {Attribute::make_float("epsilon", 0)});
+  expect_near(y[0], {0, 1, 1, 3});
+}
+
+TEST(NnNorm, InstanceAndLayerNorm) {
+  Tensor x = ft({1, 2, 2}, {1, 3, 2, 2});
+  Tensor s = ft({2}, {1, 1}), b = ft({2}, {0, 5});
+  auto y = run_op("InstanceNormalization", {&x, &s, &b});
+  expect_near(y[0], {-1, 1, 5, 5}, 1e-4);
+  Tensor sc = ft({2}, {1, 2}), bi = ft({2}, {0, 1});
+  auto ln = run_op("LayerNormalization", {&x, &sc, &bi}, {}, 3);
+  expect_near(ln[0], {-1, 3, 0, 1}, 1e-4);
+  EXPECT_EQ(ln[1].shape(), (Shape{1, 2, 1}));
+  expect_near(ln[1], {2, 2});
+  EXPECT_NEAR(ln[2].data<float>()[0], 1, 1e-4);
+  EXPECT_NEAR(ln[2].data<float>()[1], 1 / std::sqrt(1e-5), 1e-2);  // zero variance: 1/sqrt(epsilon)
+}
+
+TEST(NnNorm, LrnAndMvn) {
+  Tensor x = ft({1, 3, 1, 1}, {1, 2, 3});
+  auto y = run_op("LRN", {&x}, {Attribute::make_int("size", 3), Attribute::make_float("alpha", 3),
+                                Attribute::make_float("beta", 1), Attribute::make_float("bias", 1)});
+  // channel 0 window {0,1}: 1/(1 + 5) ; channel 1 {0,1,2}: 2/(1+14); channel 2 {1,2}: 3/(1+13)
+  expect_near(y[0], {1.f / 6, 2.f / 15, 3.f / 14});
+  Tensor z = ft({1, 2, 1, 2}, {1, 3, 5, 5});
+  auto mvn = run_op("MeanVarianceNormalization", {&z});
+  expect_near(mvn[0], {-1, 1, 0, 0}, 1e-6);
+}
+
+TEST(NnSoftmax, AxisSemanticsByOpset) {
+  Tensor x = ft({2, 2}, {0, 0, 1, 1});
+  // opset 13: along axis 0 (each column): softmax([0,1]).
+  auto y13 = run_op("Softmax", {&x}, {Attribute::make_int("axis", 0)}, 1, 13);
+  const float e = 1.f / (1.f + std::exp(1.f));
+  expect_near(y13[0], {e, e, 1 - e, 1 - e});
+  // opset 11 with axis 0: the whole tensor is one row of 4.
+  auto y11 = run_op("Softmax", {&x}, {Attribute::make_int("axis", 0)}, 1, 11);
+  const float d = 2 + 2 * std::exp(1.f);
+  expect_near(y11[0], {1 / d, 1 / d, std::exp(1.f) / d, std::exp(1.f) / d});
+  auto ls = run_op("LogSoftmax", {&x}, {}, 1, 13);
+  expect_near(ls[0], {-std::log(2.f), -std::log(2.f), -std::log(2.f), -std::log(2.f)});
+  Tensor h = ft({2, 3}, {1, 3, 3, 5, 0, 5});
+  expect_near(run_op("Hardmax", {&h}, {}, 1, 13)[0], {0, 1, 0, 1, 0, 0});
+  expect_near(run_op("Hardmax", {&h}, {Attribute::make_int("axis", 0)}, 1, 11)[0], {0, 0, 0, 1, 0, 0});
+  expect_near(run_op("Hardmax", {&h}, {Attribute::make_int("axis", 0)}, 1, 13)[0], {0, 1, 0, 1, 0, 1});
+}
+
+}  // namespace
+}  // namespace fusor::test
