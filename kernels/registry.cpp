@@ -13,6 +13,12 @@ KernelRegistry& KernelRegistry::global() {
     auto* reg = new KernelRegistry();
     // Each family registers here once its file exists (see register.h).
     register_nn_kernels(*reg);
+    register_rnn_kernels(*reg);
+    register_misc_kernels(*reg);
+    register_elementwise_kernels(*reg);
+    register_reduction_kernels(*reg);
+    register_tensor_kernels(*reg);
+    register_control_flow_kernels(*reg);
     return reg;
   }();
   return *r;

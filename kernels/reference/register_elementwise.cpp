@@ -1,0 +1,16 @@
+// The elementwise family of register.h: reference kernels of unary, binary, logic, variadic and
+// cast ops.
+#include "kernels/reference/families.h"
+#include "kernels/register.h"
+
+namespace fusor {
+
+void register_elementwise_kernels(KernelRegistry& r) {
+  register_unary_kernels(r);
+  register_binary_arith_kernels(r);
+  register_logic_kernels(r);
+  register_variadic_kernels(r);
+  register_cast_kernels(r);
+}
+
+}  // namespace fusor

@@ -1,0 +1,14 @@
+// The reduction family of register.h: Reduce*, ArgMax/ArgMin, CumSum, TopK.
+#include "kernels/reference/families.h"
+#include "kernels/register.h"
+
+namespace fusor {
+
+void register_reduction_kernels(KernelRegistry& r) {
+  register_reduce_kernels(r);
+  register_argminmax_kernels(r);
+  register_cumsum_kernels(r);
+  register_topk_kernels(r);
+}
+
+}  // namespace fusor

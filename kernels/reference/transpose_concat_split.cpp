@@ -1,0 +1,163 @@
+// Transpose, Concat and Split reference kernels (element moves, any element type).
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "kernels/common/axes.h"
+#include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/reference/families.h"
+
+namespace fusor {
+namespace {
+
+// Copies a (outer x block) slab layout: used by Concat/Split, which are both "copy contiguous
+// blocks of inner*len elements per outer index". Works for strings too.
+void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t count) {
+  if (count <= 0) return;
+  if (src.dtype() == DataType::String) {
+    std::copy_n(src.string_data().begin() + src_off, count, dst.string_data().begin() + dst_off);
+    return;
+  }
+  const size_t es = dtype_size(src.dtype());
+  std::memcpy(static_cast<char*>(dst.raw()) + dst_off * es, static_cast<const char*>(src.raw()) + src_off * es,
+              static_cast<size_t>(count) * es);
+}
+
+class TransposeKernel : public Kernel {
+ public:
+  explicit TransposeKernel(const KernelInfo& info) : perm_(info.n().attr_ints("perm")) {}
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    const std::string w = ctx.where();
+    const int rank = x.rank();
+    std::vector<int64_t> perm = perm_;
+    if (perm.empty()) {
+      perm.resize(rank);
+      std::iota(perm.rbegin(), perm.rend(), 0);
+    }
+    if (static_cast<int>(perm.size()) != rank) throw_bad_input(w + ": perm length does not match the input rank");
+    std::vector<int64_t> sorted = normalize_axes(perm, rank, w);  // checks a permutation
+    (void)sorted;
+    Shape out(rank);
+    std::vector<int64_t> in_strides = row_major_strides(x.shape()), st(rank);
+    for (int d = 0; d < rank; ++d) {
+      int64_t p = perm[d] < 0 ? perm[d] + rank : perm[d];
+      out[d] = x.dim(static_cast<int>(p));
+      st[d] = in_strides[p];
+    }
+    Tensor& y = ctx.output(0, out, x.dtype());
+    const int64_t n = y.numel();
+    std::vector<int64_t> counter(rank, 0);
+    auto walk = [&](auto&& move) {
+      int64_t off = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        move(i, off);
+        for (int d = rank - 1; d >= 0; --d) {
+          if (++counter[d] < out[d]) { off += st[d]; break; }
+          off -= st[d] * (out[d] - 1);
+          counter[d] = 0;
+        }
+      }
+    };
+    if (x.dtype() == DataType::String) {
+      walk([&](int64_t i, int64_t off) { y.string_data()[i] = x.string_data()[off]; });
+      return;
+    }
+    dispatch_by_size(x.dtype(), w, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      walk([&](int64_t i, int64_t off) { py[i] = px[off]; });
+    });
+  }
+
+ private:
+  std::vector<int64_t> perm_;
+};
+
+class ConcatKernel : public Kernel {
+ public:
+  explicit ConcatKernel(const KernelInfo& info) : axis_(info.n().attr_int("axis", 0)) {}
+  void compute(KernelContext& ctx) override {
+    const std::string w = ctx.where();
+    std::vector<const Tensor*> ins;
+    for (int i = 0; i < ctx.num_inputs(); ++i) ins.push_back(&required_input(ctx, i));
+    if (ins.empty()) throw_bad_input(w + ": needs at least one input");
+    const Tensor& first = *ins[0];
+    const int64_t axis = normalize_axis(axis_, first.rank(), w);
+    Shape out = first.shape();
+    out[axis] = 0;
+    for (const Tensor* t : ins) {
+      bool ok = t->rank() == first.rank() && t->dtype() == first.dtype();
+      for (int d = 0; ok && d < first.rank(); ++d) ok = d == axis || t->dim(d) == first.dim(d);
+      if (!ok) throw_bad_input(w + ": inputs " + shape_str(first.shape()) + " and " + shape_str(t->shape()) + " do not concatenate on axis " + std::to_string(axis));
+      out[axis] += t->dim(static_cast<int>(axis));
+    }
+    Tensor& y = ctx.output(0, out, first.dtype());
+    const int64_t outer = dims_product(out, 0, axis), inner = dims_product(out, axis + 1, out.size());
+    int64_t pos = 0;  // offset along the axis
+    for (const Tensor* t : ins) {
+      const int64_t len = t->dim(static_cast<int>(axis));
+      for (int64_t o = 0; o < outer; ++o)
+        copy_elements(*t, o * len * inner, y, (o * out[axis] + pos) * inner, len * inner);
+      pos += len;
+    }
+  }
+
+ private:
+  int64_t axis_;
+};
+
+// Split: sizes from the `split` attribute (before opset 13) or input 1 (opset 13+); otherwise
+// equal parts, the last one smaller when the dim does not divide (opset 18 behaviour, harmless).
+class SplitKernel : public Kernel {
+ public:
+  explicit SplitKernel(const KernelInfo& info)
+      : axis_(info.n().attr_int("axis", 0)), from_input_(info.opset == 0 ? node_has_input(info, 1) : info.opset >= 13),
+        attr_split_(info.n().attr_ints("split")) {}
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    const std::string w = ctx.where();
+    const int64_t axis = normalize_axis(axis_, x.rank(), w);
+    const int64_t len = x.dim(static_cast<int>(axis));
+    const int nout = ctx.num_outputs();
+    std::vector<int64_t> split = attr_split_;
+    if (from_input_)
+      if (const Tensor* s = optional_input(ctx, 1)) split = int_list_input(*s, w, "split");
+    if (split.empty()) {
+      int64_t part = (len + nout - 1) / nout;
+      for (int i = 0; i < nout; ++i) split.push_back(std::max<int64_t>(0, std::min(part, len - part * i)));
+    }
+    if (static_cast<int>(split.size()) != nout || std::accumulate(split.begin(), split.end(), int64_t(0)) != len)
+      throw_bad_input(w + ": split sizes do not match the outputs or the axis length " + std::to_string(len));
+    const int64_t outer = dims_product(x.shape(), 0, axis), inner = dims_product(x.shape(), axis + 1, x.rank());
+    int64_t pos = 0;
+    for (int i = 0; i < nout; ++i) {
+      if (split[i] < 0) throw_bad_input(w + ": negative split size");
+      if (ctx.output_wanted(i)) {
+        Shape s = x.shape();
+        s[axis] = split[i];
+        Tensor& y = ctx.output(i, s, x.dtype());
+        for (int64_t o = 0; o < outer; ++o)
+          copy_elements(x, (o * len + pos) * inner, y, o * split[i] * inner, split[i] * inner);
+      }
+      pos += split[i];
+    }
+  }
+
+ private:
+  int64_t axis_;
+  bool from_input_;
+  std::vector<int64_t> attr_split_;
+};
+
+}  // namespace
+
+void register_transpose_kernels(KernelRegistry& r) { add_reference_kernel<TransposeKernel>(r, "Transpose"); }
+void register_concat_split_kernels(KernelRegistry& r) {
+  add_reference_kernel<ConcatKernel>(r, "Concat");
+  add_reference_kernel<SplitKernel>(r, "Split");
+}
+
+}  // namespace fusor
