@@ -1,0 +1,131 @@
+#include "engine/rewrite/graph_util.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <onnx/defs/schema.h>
+
+namespace fusor {
+
+TensorPtr constant_of(const Graph& g, ValueId v) {
+  if (v == kNoValue) return nullptr;
+  const Value& val = g.value(v);
+  if (val.is_constant_initializer()) return val.constant;
+  if (val.producer == kNoNode) return nullptr;
+  const Node& n = g.node(val.producer);
+  static const OpType kConstant = OpType::onnx("Constant");
+  if (n.op != kConstant) return nullptr;
+  for (const Attribute& a : n.attrs) {
+    if (a.name == "value" && a.kind == AttrKind::Tensor) return a.t;
+    if (a.name == "value_float") return std::make_shared<const Tensor>(Tensor::scalar<float>(a.f));
+    if (a.name == "value_int") return std::make_shared<const Tensor>(Tensor::scalar<int64_t>(a.i));
+    if (a.name == "value_floats")
+      return std::make_shared<const Tensor>(Tensor::from_vector<float>({static_cast<int64_t>(a.floats.size())}, a.floats));
+    if (a.name == "value_ints")
+      return std::make_shared<const Tensor>(Tensor::from_vector<int64_t>({static_cast<int64_t>(a.ints.size())}, a.ints));
+  }
+  return nullptr;
+}
+
+static std::optional<Attribute> from_proto(const onnx::AttributeProto& p, const std::string& name) {
+  using T = onnx::AttributeProto;
+  switch (p.type()) {
+    case T::FLOAT: return Attribute::make_float(name, p.f());
+    case T::INT: return Attribute::make_int(name, p.i());
+    case T::STRING: return Attribute::make_string(name, p.s());
+    case T::FLOATS: return Attribute::make_floats(name, {p.floats().begin(), p.floats().end()});
+    case T::INTS: return Attribute::make_ints(name, {p.ints().begin(), p.ints().end()});
+    case T::STRINGS: return Attribute::make_strings(name, {p.strings().begin(), p.strings().end()});
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, int64_t opset) {
+  const onnx::OpSchema* s = opset > 0
+      ? onnx::OpSchemaRegistry::Schema(op.name(), static_cast<int>(opset), op.domain())
+      : onnx::OpSchemaRegistry::Schema(op.name(), op.domain());
+  if (!s) return std::nullopt;
+  auto it = s->attributes().find(name);
+  if (it == s->attributes().end() || !it->second.default_value.has_type()) return std::nullopt;
+  return from_proto(it->second.default_value, name);
+}
+
+static bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
+
+bool literal_matches(const Literal& lit, const Tensor& t, int out_rank) {
+  if (t.dtype() == DataType::String || !t.defined()) return false;
+  bool is_float = dtype_is_float(t.dtype());
+  if (!is_float && !lit.is_integer) {
+    // A float literal matches an integer constant only when it is integral.
+    for (double v : lit.values)
+      if (std::floor(v) != v) return false;
+  }
+  if (lit.is_list) {
+    if (t.rank() != 1 || t.numel() != static_cast<int64_t>(lit.values.size())) return false;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (is_float ? !close(t.as_double(i), lit.values[i]) : t.as_int64(i) != static_cast<int64_t>(lit.values[i]))
+        return false;
+    }
+    return true;
+  }
+  for (int64_t d : t.shape())
+    if (d != 1) return false;
+  if (t.rank() > (out_rank < 0 ? 1 : out_rank)) return false;
+  double want = lit.values.empty() ? 0 : lit.values[0];
+  if (t.numel() != 1) return false;
+  return is_float ? close(t.as_double(0), want) : t.as_int64(0) == static_cast<int64_t>(want);
+}
+
+bool attr_equal(const Attribute& a, const Attribute& b) {
+  auto num_list = [](const Attribute& x, std::vector<double>& out) {
+    switch (x.kind) {
+      case AttrKind::Int: out = {static_cast<double>(x.i)}; return true;
+      case AttrKind::Float: out = {x.f}; return true;
+      case AttrKind::Ints: out.assign(x.ints.begin(), x.ints.end()); return true;
+      case AttrKind::Floats: out.assign(x.floats.begin(), x.floats.end()); return true;
+      default: return false;
+    }
+  };
+  std::vector<double> va, vb;
+  if (num_list(a, va) && num_list(b, vb)) {
+    bool la = a.kind == AttrKind::Ints || a.kind == AttrKind::Floats;
+    bool lb = b.kind == AttrKind::Ints || b.kind == AttrKind::Floats;
+    if (la != lb || va.size() != vb.size()) return false;
+    for (size_t i = 0; i < va.size(); ++i)
+      if (!close(va[i], vb[i])) return false;
+    return true;
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case AttrKind::String: return a.s == b.s;
+    case AttrKind::Strings: return a.strings == b.strings;
+    case AttrKind::Tensor: return a.t && b.t && a.t->bit_equal(*b.t);
+    case AttrKind::Graph: return a.g == b.g;
+    case AttrKind::Graphs: return a.graphs == b.graphs;
+    case AttrKind::Tensors: return false;
+    case AttrKind::Opaque: return a.opaque == b.opaque;
+    default: return false;
+  }
+}
+
+std::string attr_str(const Attribute& a) {
+  std::ostringstream os;
+  os << a.name << " = ";
+  auto list = [&](const auto& v) {
+    os << '[';
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+    os << ']';
+  };
+  switch (a.kind) {
+    case AttrKind::Int: os << a.i; break;
+    case AttrKind::Float: os << a.f; break;
+    case AttrKind::String: os << '"' << a.s << '"'; break;
+    case AttrKind::Ints: list(a.ints); break;
+    case AttrKind::Floats: list(a.floats); break;
+    case AttrKind::Strings: list(a.strings); break;
+    default: os << '<' << attr_kind_name(a.kind) << '>';
+  }
+  return os.str();
+}
+
+}  // namespace fusor

@@ -1,0 +1,32 @@
+// Small graph queries the matcher, rewriter and passes share.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "engine/ir/graph.h"
+#include "engine/rewrite/pattern.h"
+
+namespace fusor {
+
+// The constant tensor of a value in the rule language's sense: an initializer that is not a graph
+// input, or the output of a Constant node (value / value_float / value_int / value_floats /
+// value_ints). Null otherwise.
+TensorPtr constant_of(const Graph& g, ValueId v);
+
+// ONNX's default for an attribute of `op` at `opset` (0: newest), from libonnx's schemas.
+std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, int64_t opset = 0);
+
+// Whether the literal matches a constant tensor: every element equal (floats within
+// 1e-6 * max(1, |b|), integers exactly; an integer literal also matches float constants).
+// A scalar literal requires the constant to be a scalar or all-ones shape of rank <= out_rank
+// (out_rank < 0: unknown, then rank <= 1); a list literal requires a 1-D tensor of that length.
+bool literal_matches(const Literal& lit, const Tensor& t, int out_rank);
+
+// Element-wise equality of two attributes (floats with the literal tolerance).
+bool attr_equal(const Attribute& a, const Attribute& b);
+
+// Attribute kinds fusor compares structurally; Tensor/Graph attributes compare by identity
+// except tensors, which compare bitwise.
+std::string attr_str(const Attribute& a);
+
+}  // namespace fusor

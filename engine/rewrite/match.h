@@ -1,0 +1,63 @@
+// The compiled matcher: one rule's pattern against the graph, starting at a root node.
+//
+// A match attempt is a depth-first search over goals ("this pattern var is that value", "this
+// pattern node is that graph node", "this literal is that value"). Choices (commutative operand
+// order, n-ary subsets, alternation is a plain membership test) push alternatives and undo their
+// bindings on failure, so one attempt explores every way the rule can match at that root without
+// the rule being copied per operand order. Checks inside a node go cheapest first: op id, arity,
+// attribute constants; then its inputs; the outside-use rule and `where` run last, once the
+// structure matched.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/rewrite/normalize.h"
+#include "engine/rewrite/pattern.h"
+
+namespace fusor {
+
+// What a successful attempt bound.
+struct Match {
+  std::vector<ValueId> vars;        // per pattern var; kNoValue when absent or unbound
+  std::vector<uint8_t> bound;       // per var
+  std::vector<NodeId> nodes;        // per pattern node
+  std::vector<std::vector<ValueId>> tails;  // per var (Tail vars only)
+  bool is_absent(int var) const { return bound[var] && vars[var] == kNoValue; }
+};
+
+// Why a rule whose root op matched did not match (for `fusor explain`).
+struct NearMiss {
+  NodeId root = kNoNode;
+  int pattern_node = -1;   // the pattern node being checked, -1 for rule-wide checks
+  NodeId node = kNoNode;   // the graph node it was checked against
+  std::string reason;      // "node 'n2' (Mul): input 1: expected literal 0.5, got 'w' (not constant)"
+};
+
+// Per-rule facts computed once.
+struct CompiledRule {
+  const Rule* rule = nullptr;
+  int index = 0;                 // position in the rule list (ties after benefit)
+  std::vector<uint8_t> redefined;  // per var: the rewrite redefines it
+};
+
+// Validates a rule's structure (indices in range, root reaches every node, tails last,
+// redefinitions target matched outputs). Throws BadInput "FILE:LINE: rule 'NAME': ...".
+CompiledRule compile_rule(const Rule& r, int index);
+
+struct MatchEnv {
+  const Graph& graph;
+  NormCache& norm;
+  int64_t opset = 0;
+  size_t attempts = 0;  // match attempts started (for locality measurements)
+};
+
+// Tries the rule at `root`. On success fills `m`. When `miss` is non-null and the root op
+// matched but the rule did not, the failure that got furthest is described there.
+bool match_rule(const CompiledRule& cr, MatchEnv& env, NodeId root, Match& m, NearMiss* miss = nullptr);
+
+// Whether op `t` is commutative in its two operands / an n-ary op whose operands are a set.
+bool is_commutative(OpType t);
+bool is_nary_set(OpType t);
+
+}  // namespace fusor

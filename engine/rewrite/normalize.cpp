@@ -1,0 +1,86 @@
+#include "engine/rewrite/normalize.h"
+
+#include <algorithm>
+
+#include "engine/rewrite/graph_util.h"
+
+namespace fusor {
+
+static bool is_axes_input_op(const std::string& name) {
+  return name.rfind("Reduce", 0) == 0 || name == "Squeeze" || name == "Unsqueeze";
+}
+
+std::optional<std::string> lifted_input_attr(OpType op, size_t slot) {
+  if (!op.domain().empty()) return std::nullopt;
+  const std::string& name = op.name();
+  if (name == "Clip" && slot == 1) return std::string("min");
+  if (name == "Clip" && slot == 2) return std::string("max");
+  if (slot == 1 && is_axes_input_op(name)) return std::string("axes");
+  return std::nullopt;
+}
+
+bool lifted_as_input(OpType op, const std::string& attr, int64_t opset) {
+  const std::string& name = op.name();
+  if (name == "Clip") return opset >= 11;
+  if (attr != "axes") return false;
+  if (name == "Squeeze" || name == "Unsqueeze" || name == "ReduceSum") return opset >= 13;
+  if (is_axes_input_op(name)) return opset >= 18;
+  return false;
+}
+
+void normalize_axis_attr(Attribute& a, int rank) {
+  if (rank < 0) return;
+  if (a.name == "axis" && a.kind == AttrKind::Int && a.i < 0 && a.i >= -rank) a.i += rank;
+  if (a.name == "axes" && a.kind == AttrKind::Ints)
+    for (int64_t& x : a.ints)
+      if (x < 0 && x >= -rank) x += rank;
+}
+
+NormalizedNode normalize_node(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  NormalizedNode out;
+  out.attrs = n.attrs;
+  out.inputs = n.inputs;
+  // Lift constant inputs spelled as attributes in the normal form.
+  for (size_t slot = 1; slot < out.inputs.size(); ++slot) {
+    auto name = lifted_input_attr(n.op, slot);
+    if (!name || out.inputs[slot] == kNoValue) continue;
+    TensorPtr t = constant_of(g, out.inputs[slot]);
+    if (!t) continue;
+    Attribute a;
+    if (*name == "axes") {
+      a = Attribute::make_ints(*name, t->to_int64_vector());
+    } else {
+      if (t->numel() != 1) continue;
+      a = Attribute::make_float(*name, static_cast<float>(t->as_double(0)));
+    }
+    out.attrs.erase(std::remove_if(out.attrs.begin(), out.attrs.end(), [&](const Attribute& x) { return x.name == *name; }),
+                    out.attrs.end());
+    out.attrs.push_back(std::move(a));
+    out.inputs[slot] = kNoValue;
+  }
+  // Lifted slots that were removed leave holes; only trailing holes can be dropped safely, and a
+  // hole before a kept input stays an absent input.
+  while (!out.inputs.empty() && out.inputs.back() == kNoValue) out.inputs.pop_back();
+
+  int in_rank = !n.inputs.empty() && n.inputs[0] != kNoValue ? g.value(n.inputs[0]).type.rank() : -1;
+  int out_rank = !n.outputs.empty() && n.outputs[0] != kNoValue ? g.value(n.outputs[0]).type.rank() : -1;
+  int rank = n.op == OpType::onnx("Unsqueeze") ? out_rank : in_rank;
+  for (Attribute& a : out.attrs) normalize_axis_attr(a, rank);
+  if (n.op == OpType::onnx("Transpose") && !n.attr("perm") && in_rank >= 0) {
+    std::vector<int64_t> perm(in_rank);
+    for (int i = 0; i < in_rank; ++i) perm[i] = in_rank - 1 - i;
+    out.attrs.push_back(Attribute::make_ints("perm", perm));
+  }
+  // Sorted by name, so `a.attrs`, <...c> and CSE see one order.
+  std::stable_sort(out.attrs.begin(), out.attrs.end(), [](const Attribute& a, const Attribute& b) { return a.name < b.name; });
+  return out;
+}
+
+const NormalizedNode& NormCache::get(NodeId n) {
+  if (n >= cache_.size()) cache_.resize(g_.node_capacity());
+  if (!cache_[n]) cache_[n] = std::make_unique<NormalizedNode>(normalize_node(g_, n));
+  return *cache_[n];
+}
+
+}  // namespace fusor

@@ -1,0 +1,58 @@
+// The normalized view of a node that patterns are matched against, computed once per node and
+// cached until the node changes.
+//
+// Normal form:
+// - `axis` / `axes` attributes are non-negative where the rank is known (the input's rank; the
+//   output's for Unsqueeze);
+// - Transpose without `perm` gets the explicit reversed permutation when the rank is known;
+// - inputs that older or newer opsets spell as attributes are seen as attributes: Clip's constant
+//   min/max inputs become `min`/`max` (as Clip-6's attributes were), constant `axes` inputs of
+//   Reduce*/Squeeze/Unsqueeze become the `axes` attribute. The lifted inputs drop out of the input
+//   list (trailing absent inputs too). The dsl lowers a literal written in such a slot
+//   (`Clip(x, 0.0, 6.0)`) to an attribute constraint using lifted_input_attr(); the rewriter puts
+//   such attributes back as inputs where the model's opset wants inputs.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace fusor {
+
+struct NormalizedNode {
+  std::vector<Attribute> attrs;
+  std::vector<ValueId> inputs;  // kNoValue: absent optional input
+  const Attribute* attr(std::string_view name) const {
+    for (const auto& a : attrs)
+      if (a.name == name) return &a;
+    return nullptr;
+  }
+};
+
+// The attribute name an input slot is lifted to ("min"/"max" for Clip 1/2, "axes" for
+// Reduce*/Squeeze/Unsqueeze 1); nullopt when the slot is a plain input.
+std::optional<std::string> lifted_input_attr(OpType op, size_t slot);
+// Whether the ONNX opset spells the lifted attribute as an input.
+bool lifted_as_input(OpType op, const std::string& attr, int64_t opset);
+
+// Makes `axis`/`axes` non-negative for rank `rank` (no-op when rank < 0).
+void normalize_axis_attr(Attribute& a, int rank);
+
+NormalizedNode normalize_node(const Graph& g, NodeId n);
+
+class NormCache {
+ public:
+  explicit NormCache(const Graph& g) : g_(g) {}
+  const NormalizedNode& get(NodeId n);
+  void invalidate(NodeId n) {
+    if (n < cache_.size()) cache_[n].reset();
+  }
+
+ private:
+  const Graph& g_;
+  std::vector<std::unique_ptr<NormalizedNode>> cache_;
+};
+
+}  // namespace fusor
