@@ -2,6 +2,7 @@
 // raises a parse_error ("expected ...") as soon as it fails; rules without one backtrack.
 #pragma once
 #include "dsl/grammar.h"
+#include "dsl/provider_grammar.h"
 
 namespace fusor::dsl::grammar {
 
@@ -47,6 +48,10 @@ FUSOR_DSL_EXPECT(expect_pattern_body, "expected '{' and the pattern's statements
 FUSOR_DSL_EXPECT(expect_pattern_name, "expected a pattern name after 'pattern'");
 FUSOR_DSL_EXPECT(expect_import_path, "expected a quoted file name after 'import'");
 FUSOR_DSL_EXPECT(expect_version_number, "expected the version number after 'fusor-rules'");
+FUSOR_DSL_EXPECT(pgrammar::expect_layout_name, "expected a layout after 'layout' (NCHW or NHWC)");
+FUSOR_DSL_EXPECT(pgrammar::expect_file_name, "expected a rule file name");
+FUSOR_DSL_EXPECT(pgrammar::expect_colon, "expected ':' after the level");
+FUSOR_DSL_EXPECT(pgrammar::expect_kernels_close, "expected an op name (optionally 'where CONDITION') or '}'");
 #undef FUSOR_DSL_EXPECT
 
 struct errors {

@@ -3,6 +3,7 @@
 #include <tao/pegtl/contrib/parse_tree.hpp>
 
 #include "dsl/grammar.h"
+#include "dsl/provider_grammar.h"
 
 namespace fusor::dsl {
 
@@ -15,7 +16,8 @@ using tree_selector = pt::selector<
                           grammar::string_lit, grammar::op_name, grammar::expect_member, grammar::level_name,
                           grammar::dtype_name, grammar::test_attr_name, grammar::const_mark, grammar::absent_mark,
                           grammar::not_op, grammar::neg_op, grammar::coalesce_op, grammar::mul_op, grammar::add_op,
-                          grammar::cmp_op, grammar::and_op, grammar::or_op>,
+                          grammar::cmp_op, grammar::and_op, grammar::or_op, pgrammar::layout_name,
+                          pgrammar::bare_path>,
     pt::remove_content::on<grammar::version_line, grammar::import_decl, grammar::rule_decl, grammar::level_clause,
                            grammar::providers_clause, grammar::benefit_clause, grammar::match_block,
                            grammar::where_block, grammar::rewrite_block, grammar::statement, grammar::outputs,
@@ -23,7 +25,9 @@ using tree_selector = pt::selector<
                            grammar::test_value, grammar::dims, grammar::pattern_decl, grammar::param_list,
                            grammar::pattern_body, grammar::call, grammar::alternation, grammar::attr_list,
                            grammar::attr_set, grammar::attr_spread, grammar::call_args, grammar::optional_arg,
-                           grammar::variadic_arg, grammar::list_lit, grammar::index_suffix, grammar::member_suffix>,
+                           grammar::variadic_arg, grammar::list_lit, grammar::index_suffix, grammar::member_suffix,
+                           pgrammar::provider_version, pgrammar::layout_decl, pgrammar::rules_decl,
+                           pgrammar::kernels_decl, pgrammar::kernel_decl>,
     pt::fold_one::on<grammar::postfix_expr, grammar::unary_expr, grammar::coalesce_expr, grammar::mul_expr,
                      grammar::add_expr, grammar::cmp_expr, grammar::and_expr, grammar::or_expr, grammar::expr,
                      grammar::paren_expr,
@@ -40,6 +44,7 @@ using tree_selector = pt::selector<
                      grammar::expect_rule_name, grammar::expect_level_name, grammar::expect_provider_name,
                      grammar::expect_benefit, grammar::expect_match, grammar::expect_rewrite, grammar::expect_param,
                      grammar::expect_param_list, grammar::expect_pattern_body, grammar::expect_pattern_name,
-                     grammar::expect_import_path, grammar::expect_version_number>>;
+                     grammar::expect_import_path, grammar::expect_version_number, pgrammar::expect_layout_name,
+                     pgrammar::expect_file_name, pgrammar::kernel_where>>;
 
 }  // namespace fusor::dsl

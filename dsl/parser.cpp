@@ -8,6 +8,7 @@
 #include "dsl/ast_builder.h"
 #include "dsl/grammar_errors.h"
 #include "dsl/parse_tree.h"
+#include "dsl/parse_util.h"
 
 namespace fusor::dsl {
 namespace p = tao::pegtl;
@@ -21,34 +22,6 @@ using Input = p::memory_input<p::tracking_mode::eager, p::eol::lf_crlf>;
 template <typename Rule>
 std::unique_ptr<pt::node> parse_tree_of(Input& in) {
   return pt::parse<Rule, tree_selector, p::nothing, p::must_if<g::errors>::control>(in);
-}
-
-bool starts_with_keyword(std::string_view s, std::string_view kw) {
-  if (s.substr(0, kw.size()) != kw) return false;
-  if (s.size() == kw.size()) return true;
-  char c = s[kw.size()];
-  return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-}
-
-// Where to resume after an error at `error_at` in an item that started at `item_start`: the
-// first line at or after the error's line (and after the item's start) whose first token is
-// a top-level keyword. text.size() when there is none.
-size_t recovery_point(const std::string& text, size_t item_start, size_t error_at) {
-  size_t line_start = text.rfind('\n', error_at == 0 ? 0 : error_at - 1);
-  line_start = line_start == std::string::npos ? 0 : line_start + 1;
-  for (size_t pos = line_start; pos < text.size();) {
-    size_t first = text.find_first_not_of(" \t\r", pos);
-    if (first != std::string::npos && first > item_start) {
-      std::string_view rest(text.data() + first, text.size() - first);
-      if (starts_with_keyword(rest, "rule") || starts_with_keyword(rest, "pattern") ||
-          starts_with_keyword(rest, "import"))
-        return first;
-    }
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) break;
-    pos = nl + 1;
-  }
-  return text.size();
 }
 
 SourceLoc loc_of(const std::string& path, const p::position& pos) {
@@ -109,7 +82,7 @@ std::unique_ptr<RuleFile> parse_rule_text(const std::string& path, const std::st
       diags.error(loc_of(path, e.positions().front()), std::string(e.message()));
       error_at = e.positions().front().byte;
     }
-    const size_t resume = recovery_point(text, item_start, error_at);
+    const size_t resume = recovery_point(text, item_start, error_at, {"rule", "pattern", "import"});
     const size_t here = static_cast<size_t>(in.current() - text.data());
     if (resume <= here) break;  // cannot happen: recovery_point is past item_start
     in.bump(resume - here);
