@@ -55,7 +55,7 @@ class QuantizeLinearKernel : public Kernel {
         const int64_t p = q.index(i);
         const double s = scale.as_double(p);
         const double z = zp ? zp->as_double(p) : 0.0;
-        py[i] = saturate_round<Q>(static_cast<double>(static_cast<float>(x.as_double(i)) / static_cast<float>(s)) + z);
+        py[i] = saturate_round<Q>(std::nearbyint(static_cast<float>(x.as_double(i)) / static_cast<float>(s)) + z);
       }
     });
   }
@@ -95,7 +95,8 @@ class DequantizeLinearKernel : public Kernel {
 };
 
 // y_scale = (max(0, max x) - min(0, min x)) / 255, y_zero_point = round(-min / scale) clamped to
-// [0, 255], y = saturate(round(x / y_scale) + y_zero_point).
+// [0, 255], y = saturate(round(x / y_scale) + y_zero_point). Rounding happens before the zero
+// point is added: ties are decided on x / scale.
 class DynamicQuantizeLinearKernel : public Kernel {
  public:
   explicit DynamicQuantizeLinearKernel(const KernelInfo& info) : where_(info.where()) {}
@@ -113,7 +114,7 @@ class DynamicQuantizeLinearKernel : public Kernel {
     const uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(-lo / scale);
     Tensor& y = ctx.output(0, x.shape(), DataType::UInt8);
     for (int64_t i = 0; i < x.numel(); ++i)
-      y.data<uint8_t>()[i] = scale == 0 ? zp : saturate_round<uint8_t>(static_cast<double>(px[i] / scale) + zp);
+      y.data<uint8_t>()[i] = scale == 0 ? zp : saturate_round<uint8_t>(std::nearbyint(px[i] / scale) + zp);
     if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) *ctx.output(1, {}, DataType::Float).data<float>() = scale;
     if (ctx.num_outputs() > 2 && ctx.output_wanted(2)) *ctx.output(2, {}, DataType::UInt8).data<uint8_t>() = zp;
   }
