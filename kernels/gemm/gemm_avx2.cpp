@@ -8,7 +8,7 @@ namespace fusor::gemm_detail {
 namespace {
 using V = simd_avx2::V256;
 // 6x16: 12 accumulators + 2 B vectors + 1 broadcast of the 16 YMM registers.
-const GemmKernelSet kSets[] = {
+constexpr GemmKernelSet kSets[] = {
     {Isa::Avx2, "avx2_6x16", 6, 16, 120, 512, 256, &simd_avx2::macro<V, 6, 2>, &simd_avx2::apply_epilogue<V>},
 };
 }  // namespace

@@ -7,7 +7,7 @@ namespace fusor::gemm_detail {
 
 namespace {
 using V = simd_scalar::V1;
-const GemmKernelSet kSets[] = {
+constexpr GemmKernelSet kSets[] = {
     {Isa::Scalar, "scalar_4x8", 4, 8, 128, 512, 256, &simd_scalar::macro<V, 4, 8>, &simd_scalar::apply_epilogue<V>},
 };
 }  // namespace

@@ -1,0 +1,187 @@
+// GEMM core benchmarks (not run in CI).
+//
+//   OMP_NUM_THREADS=1 ./gemm_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// - Peak: the machine's measured single-core fp32 FMA rate (independent FMAs, no memory), so the
+//   GEMM figures read as a fraction of it ("frac_peak").
+// - Fusor/M/N/K vs Dnnl/M/N/K: C = A * B, single-threaded, B pre-packed for fusor (as a weight),
+//   oneDNN's dnnl_sgemm when the library was found (OMP_NUM_THREADS=1 keeps it on one core).
+//   FusorUnpacked: B packed inside the call (MatMul of two activations).
+// - Epilogue: bias + GELU fused in the GEMM against the same GEMM followed by a separate pass.
+// FUSOR_ISA, FUSOR_GEMM_TILE and FUSOR_GEMM_BLOCK=mc,nc,kc select paths for tuning.
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+#include <cstdlib>
+#include <immintrin.h>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/thread_pool.h"
+
+#ifdef FUSOR_HAVE_DNNL
+#include <dnnl.h>
+#endif
+
+namespace {
+
+using namespace fusor;
+
+std::vector<float> rnd(size_t n) {
+  std::mt19937 g(42);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+// Measured single-core fp32 peak, GFLOP/s: 24 independent accumulator chains of FMAs.
+__attribute__((target("avx512f,fma"))) double measure_peak_avx512() {
+  __m512 acc[24];
+  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  const int64_t iters = 20'000'000;
+  // Thread CPU time, not wall time: the machine is shared.
+  timespec t0, t1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 24
+    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+  const double s = double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec);
+  float sink = 0;
+  for (int i = 0; i < 24; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+  benchmark::DoNotOptimize(sink);
+  return 2.0 * 16 * 24 * iters / s * 1e-9;
+}
+
+double peak_gflops() {
+  static double peak = detect_isa() == Isa::Avx512 ? measure_peak_avx512() : 0.0;
+  return peak;
+}
+
+void BM_Peak(benchmark::State& st) {
+  for (auto _ : st) st.counters["GFLOPs"] = peak_gflops();
+}
+BENCHMARK(BM_Peak)->Iterations(1);
+
+void report(benchmark::State& st, int64_t M, int64_t N, int64_t K) {
+  const double flops = 2.0 * M * N * K;
+  st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  if (peak_gflops() > 0)
+    st.counters["frac_peak"] =
+        benchmark::Counter(flops * 1e-9 / peak_gflops(), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Fusor(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  auto A = rnd(M * K), B = rnd(K * N);
+  std::vector<float> C(M * N);
+  PackedB pb(MatrixRef{B.data(), N}, K, N);
+  for (auto _ : st) {
+    gemm(M, MatrixRef{A.data(), K}, pb, C.data(), N);
+    benchmark::ClobberMemory();
+  }
+  report(st, M, N, K);
+}
+
+void BM_FusorUnpacked(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  auto A = rnd(M * K), B = rnd(K * N);
+  std::vector<float> C(M * N);
+  for (auto _ : st) {
+    gemm(M, N, K, MatrixRef{A.data(), K}, MatrixRef{B.data(), N}, C.data(), N);
+    benchmark::ClobberMemory();
+  }
+  report(st, M, N, K);
+}
+
+void BM_Fusor2Threads(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  auto A = rnd(M * K), B = rnd(K * N);
+  std::vector<float> C(M * N);
+  PackedB pb(MatrixRef{B.data(), N}, K, N);
+  ThreadPool pool(2);
+  GemmRun run;
+  run.pool = &pool;
+  for (auto _ : st) {
+    gemm(M, MatrixRef{A.data(), K}, pb, C.data(), N, {}, run);
+    benchmark::ClobberMemory();
+  }
+  report(st, M, N, K);
+}
+
+#ifdef FUSOR_HAVE_DNNL
+void BM_Dnnl(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  auto A = rnd(M * K), B = rnd(K * N);
+  std::vector<float> C(M * N);
+  for (auto _ : st) {
+    dnnl_sgemm('N', 'N', M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C.data(), N);
+    benchmark::ClobberMemory();
+  }
+  report(st, M, N, K);
+}
+#endif
+
+// (M, N, K): square, then M = 1..64 shapes of real models (classifier heads, transformer FFN
+// slices, im2col'ed convolutions: resnet18 layer4 3x3 is M=512 N=49 K=4608; mobilenet's 1x1
+// expansions are M=OC, N=HW, K=IC).
+void shapes(benchmark::internal::Benchmark* b) {
+  b->Args({1024, 1024, 1024});
+  b->Args({1, 1000, 512});
+  b->Args({1, 1000, 2048});
+  b->Args({4, 1000, 512});
+  b->Args({16, 768, 768});
+  b->Args({32, 3072, 768});
+  b->Args({64, 2304, 256});
+  b->Args({64, 256, 2304});
+  b->Args({64, 196, 576});
+  b->Args({196, 576, 64});
+  b->Args({512, 49, 4608});
+  b->Args({64, 3136, 64});
+  b->Args({96, 12544, 16});
+  b->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(BM_Fusor)->Apply(shapes);
+#ifdef FUSOR_HAVE_DNNL
+BENCHMARK(BM_Dnnl)->Apply(shapes);
+#endif
+BENCHMARK(BM_FusorUnpacked)->Args({1024, 1024, 1024})->Args({64, 196, 576})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Fusor2Threads)->Args({1024, 1024, 1024})->Args({64, 3136, 64})->Unit(benchmark::kMicrosecond);
+
+// Fused bias + activation epilogue vs the same GEMM and a separate pass over C.
+void epilogue_case(benchmark::State& st, bool fused) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  auto A = rnd(M * K), B = rnd(K * N), bias = rnd(N);
+  std::vector<float> C(M * N);
+  PackedB pb(MatrixRef{B.data(), N}, K, N);
+  Epilogue ep;
+  ep.bias = bias.data();
+  ep.bias_axis = BiasAxis::PerColumn;
+  ep.act = ActivationSpec::of(st.range(3) ? Activation::Gelu : Activation::Relu);
+  for (auto _ : st) {
+    if (fused) {
+      gemm(M, MatrixRef{A.data(), K}, pb, C.data(), N, ep);
+    } else {
+      gemm(M, MatrixRef{A.data(), K}, pb, C.data(), N);
+      apply_epilogue(C.data(), N, M, N, ep);
+    }
+    benchmark::ClobberMemory();
+  }
+  report(st, M, N, K);
+}
+void BM_EpilogueFused(benchmark::State& st) { epilogue_case(st, true); }
+void BM_EpilogueSeparate(benchmark::State& st) { epilogue_case(st, false); }
+// act 0 = Relu, 1 = GELU; shapes: a 1x1 conv (big C, small K) and a transformer FFN.
+#define EPILOGUE_SHAPES ->Args({3136, 64, 64, 0})->Args({3136, 64, 64, 1})->Args({128, 3072, 768, 1})->Unit(benchmark::kMicrosecond)
+BENCHMARK(BM_EpilogueFused) EPILOGUE_SHAPES;
+BENCHMARK(BM_EpilogueSeparate) EPILOGUE_SHAPES;
+
+}  // namespace
+
+BENCHMARK_MAIN();
