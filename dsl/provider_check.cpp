@@ -31,11 +31,14 @@ class ProviderChecker {
     }
     const auto& first = def_.layout_decls.front();
     if (first.text == "NHWC") def_.layout = Layout::NHWC;
-    else if (first.text == "NCHW") def_.layout = Layout::NCHW;
-    else diags_.error(first.loc, "unknown layout " + quote(first.text) + "; expected NCHW or NHWC");
-    for (size_t i = 1; i < def_.layout_decls.size(); ++i) {
-      diags_.error(def_.layout_decls[i].loc, "the layout is stated twice");
-      diags_.note(first.loc, "first stated here");
+    for (size_t i = 0; i < def_.layout_decls.size(); ++i) {
+      const auto& d = def_.layout_decls[i];
+      if (d.text != "NHWC" && d.text != "NCHW")
+        diags_.error(d.loc, "unknown layout " + quote(d.text) + "; expected NCHW or NHWC");
+      if (i > 0) {
+        diags_.error(d.loc, "the layout is stated twice");
+        diags_.note(first.loc, "first stated here");
+      }
     }
   }
 

@@ -163,8 +163,9 @@ class Sema {
         c.pattern = it->second;
         return;
       }
-      if (find_builtin(first.name) || place == Place::Where || place == Place::Test ||
-          (place == Place::Rewrite && std::islower(static_cast<unsigned char>(first.name[0])))) {
+      const bool lower = std::islower(static_cast<unsigned char>(first.name[0]));
+      if (find_builtin(first.name) || ((place == Place::Where || place == Place::Test) && lower) ||
+          (place == Place::Rewrite && lower)) {
         c.call_kind = CallKind::Builtin;
         return;
       }
@@ -184,7 +185,8 @@ class Sema {
     for (const auto& ref : c.ops) {
       if (!seen.insert(ref.qualified()).second)
         diags_.error(ref.loc, "op " + quote(ref.qualified()) + " appears twice in the alternation");
-      v.push_back(lookup_op(ref));
+      const bool pattern = ref.domain.empty() && rs_.patterns.count(ref.name);
+      v.push_back(pattern ? nullptr : lookup_op(ref));  // a pattern here is reported by the caller
     }
     return ops_[&c] = std::move(v);
   }
@@ -384,7 +386,7 @@ class Sema {
       if (k == ArgKind::ValueName) {
         auto* nm = a.dyn<NameExpr>();
         if (!nm) {
-          diags_.error(a.loc, quote(c.callee()) + "() takes value names from the match");
+          diags_.error(a.loc, c.callee() + "() takes value names from the match");
         } else if (!is_value_name(sc, nm->name)) {
           report_unbound(nm->name, nm->loc, sc);
         } else if (c.callee() == "absent" && !(sc.match.count(nm->name) && sc.match.at(nm->name).optional)) {
@@ -394,9 +396,9 @@ class Sema {
       }
       ExprType t = expr_type(a, sc);
       if (k == ArgKind::IntArg && t.kind != Kind::Int && t.kind != Kind::Unknown)
-        diags_.error(a.loc, quote(c.callee()) + "() takes an integer here, got " + t.str());
+        diags_.error(a.loc, c.callee() + "() takes an integer here, got " + t.str());
       if (k == ArgKind::ListArg && t.kind != Kind::List && t.kind != Kind::Unknown)
-        diags_.error(a.loc, quote(c.callee()) + "() takes a list here, got " + t.str());
+        diags_.error(a.loc, c.callee() + "() takes a list here, got " + t.str());
     }
     return spec->result;
   }
@@ -484,8 +486,9 @@ class Sema {
         return ExprType::of(Kind::Bool);
       case BinaryOp::Eq:
       case BinaryOp::Ne: {
-        if (l.kind == Kind::Value) kind_error(*b.lhs, "cannot compare a tensor value", l);
-        else if (r.kind == Kind::Value) kind_error(*b.rhs, "cannot compare a tensor value", r);
+        if (l.kind == Kind::Value || r.kind == Kind::Value)
+          diags_.error((l.kind == Kind::Value ? b.lhs : b.rhs)->loc,
+                       "a tensor value cannot be compared; read it with scalar(x), value(x), shape(x), rank(x) or dtype(x)");
         else if (!comparable(l, r))
           diags_.error(b.loc, "cannot compare " + l.str() + " with " + r.str());
         return ExprType::of(Kind::Bool);
@@ -564,7 +567,10 @@ class Sema {
           diags_.error(item.loc, op->qualified() + " has no attribute " + quote(item.name) + did_you_mean(item.name, names));
           continue;
         }
-        if (!fits_attr(info->type, t))
+        if (info->type == AttrType::Graph || info->type == AttrType::Graphs)
+          diags_.error(item.value->loc, "attribute " + quote(item.name) + " of " + op->qualified() +
+                                            " holds a graph; rules cannot write graph attributes");
+        else if (!fits_attr(info->type, t))
           diags_.error(item.value->loc, "attribute " + quote(item.name) + " of " + op->qualified() + " is " +
                                             attr_type_name(info->type) + ", but the value is " +
                                             (t.kind == Kind::Value ? "a " : "") + t.str());
@@ -602,16 +608,23 @@ class Sema {
       if (!src) continue;
       for (const OpInfo* dst : targets) {
         if (!dst) continue;
+        std::vector<std::string> missing;
         for (const auto& a : src->attrs) {
           if (a.normalized || overridden.count(a.name)) continue;
           const AttrInfo* d = dst->attr(a.name);
           if (!d)
-            diags_.error(item.loc, "'..." + item.name + "' copies " + src->qualified() + "'s attribute " + quote(a.name) +
-                                       ", which " + dst->qualified() + " does not have");
+            missing.push_back(a.name);
           else if (d->type != a.type)
             diags_.error(item.loc, "'..." + item.name + "' copies " + src->qualified() + "'s attribute " + quote(a.name) +
                                        " (" + attr_type_name(a.type) + ") into " + dst->qualified() + ", where it is " +
                                        attr_type_name(d->type));
+        }
+        if (!missing.empty()) {
+          std::string list;
+          for (size_t i = 0; i < missing.size(); ++i) list += (i ? ", " : "") + missing[i];
+          diags_.error(item.loc, "'..." + item.name + "' copies " + src->qualified() + "'s attribute" +
+                                     (missing.size() > 1 ? "s " : " ") + list + ", which " + dst->qualified() +
+                                     " does not have");
         }
       }
     }
@@ -668,6 +681,7 @@ class Sema {
     resolve(c, Place::Match);
     if (c.call_kind == CallKind::Builtin) {
       diags_.error(c.loc, "built-in function " + quote(c.callee()) + " cannot be matched; conditions go in 'where { ... }'");
+      for (size_t i = 0; i < c.args.size(); ++i) match_arg(*c.args[i], i, {}, sc);  // bind names: no follow-on errors
       return {};
     }
     std::vector<const OpInfo*> ops;
@@ -1097,7 +1111,8 @@ class Sema {
     for (const auto& [name, loc] : sc.capture_order) {
       const Binding& b = sc.match.at(name);
       if (b.produced || b.optional || given.count(name)) continue;
-      diags_.error(t.loc, "the test gives no type for input " + quote(name) + " (write '" + name + ": float[...]')");
+      diags_.error(t.loc, "the test gives no type for input " + quote(name) + " (write '" + name + ": " +
+                              (consts.count(name) ? "const " : "") + "float[...]')");
     }
     std::set<std::pair<std::string, std::string>> attrs_given;
     for (auto& a : t.attrs) {
