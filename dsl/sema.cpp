@@ -827,6 +827,41 @@ class Sema {
     }
   }
 
+  // The matcher starts at the root (the last statement) and walks inputs, so every statement
+  // must feed the root.
+  void check_connected(const std::vector<Statement>& stmts) {
+    if (stmts.size() < 2) return;
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < stmts.size(); ++i)
+      for (const auto& o : stmts[i].outputs)
+        if (o.name != "_") producer.emplace(o.name, i);
+    std::vector<bool> seen(stmts.size(), false);
+    std::vector<size_t> work = {stmts.size() - 1};
+    seen.back() = true;
+    std::function<void(const Expr&)> visit = [&](const Expr& e) {
+      std::string name;
+      if (auto* n = e.dyn<NameExpr>()) name = n->name;
+      if (auto* o = e.dyn<OptionalExpr>()) name = o->name;
+      if (auto* v = e.dyn<VariadicExpr>()) name = v->name;
+      if (auto* c = e.dyn<CallExpr>())
+        for (const auto& a : c->args) visit(*a);
+      auto it = producer.find(name);
+      if (it != producer.end() && !seen[it->second]) {
+        seen[it->second] = true;
+        work.push_back(it->second);
+      }
+    };
+    while (!work.empty()) {
+      size_t i = work.back();
+      work.pop_back();
+      visit(*stmts[i].value);
+    }
+    for (size_t i = 0; i + 1 < stmts.size(); ++i)
+      if (!seen[i])
+        diags_.error(stmts[i].loc, "this statement does not feed the match's root (the last statement, at " +
+                                       at(stmts.back().loc) + "); every matched node must flow into the root");
+  }
+
   // ------------------------------------------------------------ rewrite
 
   int rewrite_name_var(const std::string& name, const SourceLoc& loc, Scope& sc) {
@@ -992,7 +1027,9 @@ class Sema {
     Scope sc;
     place_ = Place::Match;
     if (r.match.empty()) diags_.error(r.loc, "rule " + quote(r.name) + " matches nothing: its match block is empty");
+    const size_t errors_before_match = diags_.error_count();
     for (auto& s : r.match) match_statement(s, sc);
+    if (diags_.error_count() == errors_before_match) check_connected(r.match);  // no cascades
 
     place_ = Place::Where;
     for (auto& w : r.where) {
@@ -1176,10 +1213,12 @@ class Sema {
         b.var = solver_.fresh();
         sc.match[prm.name] = b;
       }
+      const size_t errors_before_body = diags_.error_count();
       for (auto& s : body) {
         match_statement(s, sc);
         if (auto* c = s.value->dyn<CallExpr>()) collect_pattern_calls(p, *c);
       }
+      if (diags_.error_count() == errors_before_body) check_connected(body);
       for (const auto& prm : p.params)
         if (!sc.match[prm.name].consumed)
           diags_.error(prm.loc, "parameter " + quote(prm.name) + " is not used" +
