@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages fusor needs (a no-op when they are present) and builds a
-# Release build into build/ (CLI at build/bin/fusor).
+# Release build into build/ (CLI at build/bin/fusor). Works as root on a bare Debian 12, or with
+# sudo.
 #   scripts/setup.sh            install + build
 #   scripts/setup.sh --deps     install only
+#   scripts/setup.sh --torch    also install Debian's torch/torchvision (only for
+#                               scripts/make_test_models.py and examples/export_example.py)
+# Environment: FUSOR_BUILD_DIR (default build), FUSOR_BUILD_TYPE (default Release),
+# FUSOR_CMAKE_ARGS (extra cmake arguments), FUSOR_JOBS (default: number of cores).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-PKGS=(cmake g++ make pkg-config git
-      libonnx-dev libonnx-testdata python3-onnx python3-numpy
+PKGS=(cmake g++ make pkg-config git time
+      libonnx-dev libonnx-testdata python3 python3-onnx python3-numpy
       libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev)
+deps_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --deps) deps_only=1 ;;
+    --torch) PKGS+=(python3-torch python3-torchvision) ;;
+    *) echo "setup.sh: unknown argument '$arg' (known: --deps, --torch)" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -22,8 +35,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
   $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-[ "${1:-}" = "--deps" ] && exit 0
+[ "$deps_only" = 1 ] && exit 0
 
+build=${FUSOR_BUILD_DIR:-$here/build}
 BUILD_TYPE=${FUSOR_BUILD_TYPE:-Release}
-cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" ${FUSOR_CMAKE_ARGS:-} >/dev/null
-cmake --build "$here/build" -j"$(nproc)"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" ${FUSOR_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"${FUSOR_JOBS:-$(nproc)}"

@@ -1,0 +1,48 @@
+#include "cli/optimize_flags.h"
+
+#include "engine/ir/error.h"
+
+namespace fusor::cli {
+
+void add_shape_flags(ArgParser& p) {
+  p.section("shape flags")
+      .option("dim", "NAME=V", "give the symbolic dimension NAME the value V in every input", true)
+      .option("shape", "INPUT=AxBxC", "give input INPUT this static shape, e.g. input=1x3x224x224", true);
+}
+
+ShapeOverrides parse_shape_flags(const Args& args) {
+  ShapeOverrides o;
+  for (const std::string& d : args.all("dim")) o.dims.push_back(parse_dim_override(d));
+  for (const std::string& s : args.all("shape")) o.shapes.push_back(parse_shape_override(s));
+  return o;
+}
+
+void add_optimize_flags(ArgParser& p, OptLevel default_level) {
+  std::string providers;
+  for (const std::string& n : known_providers()) providers += (providers.empty() ? "" : ", ") + n;
+  p.section("optimization flags")
+      .option("level", "LEVEL",
+              opt_level_names() + " (default " + opt_level_name(default_level) +
+                  ").\nNo rewrite rule exists yet: every level leaves the graph unchanged for now")
+      .option("provider", "NAME[,NAME]", "execution providers in priority order (known: " + providers +
+                                              "; default cpu)");
+  add_shape_flags(p);
+}
+
+OptimizeFlags parse_optimize_flags(const Args& args, OptLevel default_level) {
+  OptimizeFlags f;
+  f.options.level = default_level;
+  if (auto level = args.get("level")) f.options.level = parse_opt_level(*level);
+  if (auto providers = args.get("provider")) {
+    f.options.providers.clear();
+    for (const std::string& name : split_list(*providers)) {
+      if (name.empty()) throw_usage("--provider: empty provider name in '" + *providers + "'");
+      check_provider(name);
+      f.options.providers.push_back(name);
+    }
+  }
+  f.overrides = parse_shape_flags(args);
+  return f;
+}
+
+}  // namespace fusor::cli

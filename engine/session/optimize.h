@@ -1,0 +1,56 @@
+// The optimization entry point: optimization levels, options and the report.
+//
+// Levels, as in ONNX Runtime (each includes the ones before it):
+//   disabled  load and save, nothing else;
+//   basic     semantics-preserving cleanups (constant folding, identity/dead-node removal, ...);
+//   extended  fusions into fusor-domain ops with fused kernels;
+//   layout    NCHW -> NHWC/blocked layout for the selected provider;
+//   all       everything.
+// STATUS (now): the rule engine and the built-in passes have not landed yet, so optimize() changes
+// nothing at any level; the report's rules_fired stays empty. It validates its options so the
+// CLI contract (flags, exit codes, report keys) is already the final one.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/model.h"
+
+namespace fusor {
+
+enum class OptLevel { Disabled, Basic, Extended, Layout, All };
+
+// "disabled" | "basic" | "extended" | "layout" | "all"; throws Error(Usage) listing them otherwise.
+OptLevel parse_opt_level(std::string_view text);
+const char* opt_level_name(OptLevel level);
+// "disabled, basic, extended, layout, all"
+std::string opt_level_names();
+
+// Execution providers fusor knows, in priority order of preference ("cpu").
+const std::vector<std::string>& known_providers();
+// Throws Error(Usage) naming the provider and listing the known ones.
+void check_provider(const std::string& name);
+
+struct OptimizeOptions {
+  OptLevel level = OptLevel::All;
+  std::vector<std::string> providers = {"cpu"};  // priority list
+  std::vector<std::string> rule_files;           // extra rule files (--rules)
+  std::vector<std::string> disabled;             // rules or built-in passes to skip (--disable)
+  bool no_default_rules = false;                 // drop the shipped rule files (--no-default-rules)
+  bool trace = false;                            // record every rewrite (--trace)
+};
+
+struct OptimizeReport {
+  // Rule or built-in pass name -> times it fired.
+  std::map<std::string, int64_t> rules_fired;
+  // One line per rewrite when OptimizeOptions::trace is set.
+  std::vector<std::string> trace;
+};
+
+// Optimizes the model in place. Throws Error(Usage) for bad options (unknown provider),
+// Error(BadInput) for bad rule files.
+OptimizeReport optimize(Model& model, const OptimizeOptions& options);
+
+}  // namespace fusor
