@@ -7,6 +7,7 @@
 
 #include "kernels/common/axes.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
 
@@ -20,6 +21,7 @@ class ArgKernel : public Kernel {
       : axis_(info.n().attr_int("axis", 0)), keepdims_(info.n().attr_int("keepdims", 1) != 0),
         last_(info.n().attr_int("select_last_index", 0) != 0) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     const std::string w = ctx.where();
     const int64_t axis = normalize_axis(axis_, x.rank(), w);
@@ -58,6 +60,7 @@ class CumSumKernel : public Kernel {
   explicit CumSumKernel(const KernelInfo& info)
       : exclusive_(info.n().attr_int("exclusive", 0) != 0), reverse_(info.n().attr_int("reverse", 0) != 0) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     const std::string w = ctx.where();
     std::vector<int64_t> av = int_list_input(required_input(ctx, 1), w, "axis");
@@ -97,6 +100,7 @@ class TopKKernel : public Kernel {
       : axis_(info.n().attr_int("axis", -1)), largest_(info.n().attr_int("largest", 1) != 0),
         k_from_input_(info.opset == 0 || info.opset >= 10), k_attr_(info.n().attr_int("k", -1)) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     const std::string w = ctx.where();
     int64_t k = k_attr_;

@@ -6,6 +6,7 @@
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/elementwise_loops.h"
 #include "kernels/reference/families.h"
@@ -36,6 +37,7 @@ class ArithKernel : public Kernel {
  public:
   explicit ArithKernel(const KernelInfo&) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& a = required_input(ctx, 0);
     const Tensor& b = required_input(ctx, 1);
     const std::string w = ctx.where();
@@ -62,6 +64,7 @@ class PowKernel : public Kernel {
  public:
   explicit PowKernel(const KernelInfo&) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& a = required_input(ctx, 0);
     const Tensor& b = required_input(ctx, 1);
     const std::string w = ctx.where();
@@ -85,6 +88,7 @@ class ModKernel : public Kernel {
  public:
   explicit ModKernel(const KernelInfo& info) : fmod_(info.n().attr_int("fmod", 0) != 0) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& a = required_input(ctx, 0);
     const Tensor& b = required_input(ctx, 1);
     const std::string w = ctx.where();
@@ -121,6 +125,7 @@ class BitShiftKernel : public Kernel {
     left_ = d == "LEFT";
   }
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& a = required_input(ctx, 0);
     const Tensor& b = required_input(ctx, 1);
     const std::string w = ctx.where();
@@ -149,6 +154,7 @@ class PReluKernel : public Kernel {
  public:
   explicit PReluKernel(const KernelInfo&) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     const Tensor& s = required_input(ctx, 1);
     const std::string w = ctx.where();

@@ -1,6 +1,7 @@
 // Comparison and logic reference kernels (bool outputs, broadcasting) and Where.
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/elementwise_loops.h"
 #include "kernels/reference/families.h"
@@ -15,6 +16,7 @@ class CompareKernel : public Kernel {
  public:
   explicit CompareKernel(const KernelInfo&) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& a = required_input(ctx, 0);
     const Tensor& b = required_input(ctx, 1);
     const std::string w = ctx.where();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
 
@@ -26,6 +27,7 @@ class PadKernel : public Kernel {
     }
   }
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     const std::string w = ctx.where();
     std::vector<int64_t> pads = pads_;

@@ -9,6 +9,7 @@
 #include "kernels/common/axes.h"
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
 
@@ -29,6 +30,7 @@ class ReduceKernel : public Kernel {
   }
 
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     const std::string w = ctx.where();
     std::vector<int64_t> axes = axes_;

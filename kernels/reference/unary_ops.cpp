@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/elementwise_loops.h"
 #include "kernels/reference/families.h"
@@ -20,6 +21,7 @@ class UnaryKernel : public Kernel {
  public:
   explicit UnaryKernel(const KernelInfo& info) : op_(info) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     Tensor& y = ctx.output(0, x.shape(), x.dtype());
     auto run = [&](auto tag) {
@@ -145,6 +147,7 @@ class IsNaNKernel : public Kernel {
  public:
   explicit IsNaNKernel(const KernelInfo&) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     Tensor& y = ctx.output(0, x.shape(), DataType::Bool);
     dispatch_float(x.dtype(), ctx.where(), [&](auto tag) {
@@ -159,6 +162,7 @@ class IsInfKernel : public Kernel {
   explicit IsInfKernel(const KernelInfo& info)
       : neg_(info.n().attr_int("detect_negative", 1) != 0), pos_(info.n().attr_int("detect_positive", 1) != 0) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     Tensor& y = ctx.output(0, x.shape(), DataType::Bool);
     dispatch_float(x.dtype(), ctx.where(), [&](auto tag) {
@@ -181,6 +185,7 @@ class ClipKernel : public Kernel {
     }
   }
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const Tensor& x = required_input(ctx, 0);
     Tensor& y = ctx.output(0, x.shape(), x.dtype());
     dispatch_numeric(x.dtype(), ctx.where(), [&](auto tag) {

@@ -6,6 +6,7 @@
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
 
@@ -19,6 +20,7 @@ class VariadicKernel : public Kernel {
  public:
   explicit VariadicKernel(const KernelInfo&) {}
   void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
     const std::string w = ctx.where();
     std::vector<const Tensor*> ins;
     std::vector<Shape> shapes;
