@@ -5,6 +5,9 @@
 
 #include <onnx/defs/schema.h>
 
+#include "engine/ir/error.h"
+#include "kernels/common/half.h"
+
 namespace fusor {
 
 TensorPtr constant_of(const Graph& g, ValueId v) {
@@ -48,6 +51,78 @@ std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, i
   auto it = s->attributes().find(name);
   if (it == s->attributes().end() || !it->second.default_value.has_type()) return std::nullopt;
   return from_proto(it->second.default_value, name);
+}
+
+static const onnx::OpSchema* schema_of(OpType op, int64_t opset) {
+  return opset > 0 && op.domain().empty() ? onnx::OpSchemaRegistry::Schema(op.name(), static_cast<int>(opset), op.domain())
+                                          : onnx::OpSchemaRegistry::Schema(op.name(), op.domain());
+}
+
+AttrKind onnx_attr_kind(OpType op, const std::string& name, int64_t opset) {
+  const onnx::OpSchema* s = schema_of(op, opset);
+  if (!s) return AttrKind::Undefined;
+  auto it = s->attributes().find(name);
+  if (it == s->attributes().end()) return AttrKind::Undefined;
+  using T = onnx::AttributeProto;
+  switch (it->second.type) {
+    case T::FLOAT: return AttrKind::Float;
+    case T::INT: return AttrKind::Int;
+    case T::STRING: return AttrKind::String;
+    case T::FLOATS: return AttrKind::Floats;
+    case T::INTS: return AttrKind::Ints;
+    case T::STRINGS: return AttrKind::Strings;
+    case T::TENSOR: return AttrKind::Tensor;
+    default: return AttrKind::Undefined;
+  }
+}
+
+DataType literal_dtype(OpType op, int64_t opset, size_t slot, const std::vector<DataType>& known, DataType fallback) {
+  const onnx::OpSchema* s = schema_of(op, opset);
+  if (!s || s->inputs().empty()) {
+    for (DataType d : known)
+      if (d != DataType::Undefined) return d;
+    return fallback;
+  }
+  const auto& formals = s->inputs();
+  auto formal = [&](size_t i) -> const onnx::OpSchema::FormalParameter& { return formals[std::min(i, formals.size() - 1)]; };
+  const auto& f = formal(slot);
+  const auto& allowed = f.GetTypes();
+  if (allowed.size() == 1 && **allowed.begin() == "tensor(int64)") return DataType::Int64;
+  for (size_t i = 0; i < known.size(); ++i)
+    if (i != slot && known[i] != DataType::Undefined && formal(i).GetTypeStr() == f.GetTypeStr()) return known[i];
+  if (allowed.size() == 1) {
+    std::string t = **allowed.begin();
+    if (t.rfind("tensor(", 0) == 0) {
+      DataType d = dtype_from_name(t.substr(7, t.size() - 8));
+      if (d != DataType::Undefined) return d;
+    }
+  }
+  return fallback;
+}
+
+Tensor literal_tensor(const Literal& lit, DataType dtype) {
+  Shape shape;
+  if (lit.is_list) shape.push_back(static_cast<int64_t>(lit.values.size()));
+  Tensor t(dtype, shape);
+  for (size_t i = 0; i < lit.values.size() && i < static_cast<size_t>(t.numel()); ++i) {
+    double v = lit.values[i];
+    switch (dtype) {
+      case DataType::Float: t.data<float>()[i] = static_cast<float>(v); break;
+      case DataType::Double: t.data<double>()[i] = v; break;
+      case DataType::Float16: t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
+      case DataType::Int64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+      case DataType::Int32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+      case DataType::Int16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+      case DataType::Int8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+      case DataType::UInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+      case DataType::UInt16: t.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+      case DataType::UInt32: t.data<uint32_t>()[i] = static_cast<uint32_t>(v); break;
+      case DataType::UInt64: t.data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
+      case DataType::Bool: t.data<bool>()[i] = v != 0; break;
+      default: throw_bad_input(std::string("a literal cannot have element type ") + dtype_name(dtype));
+    }
+  }
+  return t;
 }
 
 static bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }

@@ -16,6 +16,17 @@ TensorPtr constant_of(const Graph& g, ValueId v);
 // ONNX's default for an attribute of `op` at `opset` (0: newest), from libonnx's schemas.
 std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, int64_t opset = 0);
 
+// The attribute's kind in the op's schema (Undefined when unknown).
+AttrKind onnx_attr_kind(OpType op, const std::string& name, int64_t opset = 0);
+
+// The element type a rewrite literal gets at input `slot` of a new node of `op`: int64 when the
+// schema allows only int64 there (shape-like inputs), else the element type of another input
+// sharing the slot's type constraint (`known[i]`, Undefined when unknown), else `fallback`.
+DataType literal_dtype(OpType op, int64_t opset, size_t slot, const std::vector<DataType>& known, DataType fallback);
+
+// A tensor of `dtype` holding the literal's values (scalar: rank 0; list: 1-D).
+Tensor literal_tensor(const Literal& lit, DataType dtype);
+
 // Whether the literal matches a constant tensor: every element equal (floats within
 // 1e-6 * max(1, |b|), integers exactly; an integer literal also matches float constants).
 // A scalar literal requires the constant to be a scalar or all-ones shape of rank <= out_rank
