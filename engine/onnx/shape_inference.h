@@ -4,8 +4,11 @@
 
 namespace fusor {
 
-// Runs onnx::shape_inference over the model in place (subgraphs included), adding value_info.
-// Ops without a schema (custom domains) and inference errors are skipped: this never throws.
+// Runs onnx::shape_inference over the model (subgraphs included) and records the results in the
+// model's value_info and output types. Ops without a schema (custom domains), nodes their schema
+// rejects and inference errors are skipped: this never throws. Inference runs in a forked child
+// so that a crash inside libonnx cannot take the process down (FUSOR_INFER_IN_PROCESS=1 runs it
+// in process, for debugging).
 void run_onnx_shape_inference(onnx::ModelProto& mp);
 
 }  // namespace fusor
