@@ -1,0 +1,239 @@
+// The "fast" (priority 10) ONNX MatMul, Gemm and Conv kernels on the GEMM core and conv paths.
+// Float32 only: for any other element type, or a case these paths do not cover (3-D conv), the
+// kernel hands the call to the registry's "reference" kernel, created alongside.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "kernels/common/broadcast.h"
+#include "kernels/common/conv_params.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/matmul_shape.h"
+#include "kernels/conv/conv.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/kernel.h"
+#include "kernels/register.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor {
+
+namespace {
+
+std::unique_ptr<Kernel> make_reference(const KernelInfo& info) {
+  const KernelRegistry::Entry* e = KernelRegistry::global().find(info.n().op, info.opset, "reference");
+  if (!e) throw_bad_input(info.where() + ": no reference kernel to fall back to");
+  return e->factory(info);
+}
+
+bool is_float_input(const KernelInfo& info, size_t i) {
+  return i < info.input_types.size() && info.input_types[i] && info.input_types[i]->elem == DataType::Float;
+}
+
+const Tensor* const_float(const KernelInfo& info, size_t i) {
+  if (i >= info.const_inputs.size() || !info.const_inputs[i]) return nullptr;
+  const Tensor* t = info.const_inputs[i].get();
+  return t->dtype() == DataType::Float ? t : nullptr;
+}
+
+GemmRun run_of(KernelContext& ctx) {
+  GemmRun run;
+  run.pool = &ctx.threads();
+  run.scratch = [&ctx](size_t bytes) { return ctx.scratch(bytes); };
+  return run;
+}
+
+// Base: keeps the reference kernel for what the fast path does not handle.
+class FastKernel : public Kernel {
+ protected:
+  explicit FastKernel(const KernelInfo& info) : where_(info.where()), fallback_(make_reference(info)) {}
+  std::string where_;
+  std::unique_ptr<Kernel> fallback_;
+};
+
+class FastMatMul : public FastKernel {
+ public:
+  explicit FastMatMul(const KernelInfo& info) : FastKernel(info) {
+    // A constant 2-D B (a weight) is packed once.
+    if (const Tensor* b = const_float(info, 1); b && b->rank() == 2)
+      packed_b_ = PackedB(MatrixRef{b->data<float>(), b->dim(1)}, b->dim(0), b->dim(1));
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& a = required_input(ctx, 0);
+    const Tensor& b = required_input(ctx, 1);
+    if (a.dtype() != DataType::Float || b.dtype() != DataType::Float) return fallback_->compute(ctx);
+    const MatMulShape s = matmul_shape(a.shape(), b.shape(), where_);
+    Tensor& y = ctx.output(0, s.out, DataType::Float);
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = y.data<float>();
+    const GemmRun run = run_of(ctx);
+    const int64_t batches = s.batch_count();
+    const bool b_shared = shape_numel(s.b_batch) == 1, a_full = shape_numel(s.a_batch) == batches;
+    if (!packed_b_.empty() && b_shared && a_full && packed_b_.rows() == s.K && packed_b_.cols() == s.N) {
+      // All of A's matrices are consecutive rows against one B: a single GEMM.
+      gemm(batches * s.M, MatrixRef{pa, s.K}, packed_b_, py, s.N, {}, run);
+      return;
+    }
+    for (int64_t i = 0; i < batches; ++i)
+      gemm(s.M, s.N, s.K, MatrixRef{pa + s.a_matrix(i) * s.M * s.K, s.K}, MatrixRef{pb + s.b_matrix(i) * s.K * s.N, s.N},
+           py + i * s.M * s.N, s.N, {}, run);
+  }
+
+ private:
+  PackedB packed_b_;
+};
+
+// Y = alpha op(A) op(B) + beta C: alpha is the epilogue's scale; C becomes a per-column or
+// per-row bias, or a residual, scaled by beta (once, at creation, when C is constant).
+class FastGemm : public FastKernel {
+ public:
+  explicit FastGemm(const KernelInfo& info)
+      : FastKernel(info),
+        trans_a_(info.n().attr_int("transA", 0) != 0),
+        trans_b_(info.n().attr_int("transB", 0) != 0),
+        alpha_(info.n().attr_float("alpha", 1.0f)),
+        beta_(info.n().attr_float("beta", 1.0f)) {
+    if (const Tensor* b = const_float(info, 1); b && b->rank() == 2) {
+      const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
+      packed_b_ = PackedB(MatrixRef{b->data<float>(), b->dim(1), trans_b_}, K, N);
+    }
+    if (const Tensor* c = const_float(info, 2)) {
+      scaled_c_.resize(c->numel());
+      for (int64_t i = 0; i < c->numel(); ++i) scaled_c_[i] = beta_ * c->data<float>()[i];
+      has_const_c_ = true;
+    }
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& a = required_input(ctx, 0);
+    const Tensor& b = required_input(ctx, 1);
+    const Tensor* c = optional_input(ctx, 2);
+    if (a.dtype() != DataType::Float || b.dtype() != DataType::Float || (c && c->dtype() != DataType::Float) ||
+        a.rank() != 2 || b.rank() != 2)
+      return fallback_->compute(ctx);
+    const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t N = trans_b_ ? b.dim(0) : b.dim(1), Kb = trans_b_ ? b.dim(1) : b.dim(0);
+    if (K != Kb)
+      throw_bad_input(where_ + ": inner dimensions differ: A " + shape_str(a.shape()) + (trans_a_ ? " (transposed)" : "") +
+                      ", B " + shape_str(b.shape()) + (trans_b_ ? " (transposed)" : ""));
+    const Shape out{M, N};
+    if (c && !broadcasts_to(c->shape(), out))
+      throw_bad_input(where_ + ": C of shape " + shape_str(c->shape()) + " does not broadcast to " + shape_str(out));
+    Tensor& y = ctx.output(0, out, DataType::Float);
+    float* py = y.data<float>();
+    Epilogue ep;
+    ep.scale = alpha_;
+    if (c && beta_ != 0.0f) {
+      const float* cv = c->data<float>();
+      if (has_const_c_) {
+        cv = scaled_c_.data();
+      } else if (beta_ != 1.0f) {
+        float* t = static_cast<float*>(ctx.scratch(c->numel() * sizeof(float)));
+        for (int64_t i = 0; i < c->numel(); ++i) t[i] = beta_ * c->data<float>()[i];
+        cv = t;
+      }
+      const Shape& cs = c->shape();
+      const int64_t rows = cs.size() == 2 ? cs[0] : 1, cols = cs.empty() ? 1 : cs.back();
+      if (rows == M && cols == N && M > 1) {
+        ep.residual = cv, ep.residual_ld = N;
+      } else if (cols == N && N > 1) {
+        ep.bias = cv, ep.bias_axis = BiasAxis::PerColumn;
+      } else if (rows == M && M > 1) {
+        ep.bias = cv, ep.bias_axis = BiasAxis::PerRow;
+      } else {  // one value (or M = N = 1)
+        float* t = static_cast<float*>(ctx.scratch(N * sizeof(float)));
+        std::fill(t, t + N, cv[0]);
+        ep.bias = t, ep.bias_axis = BiasAxis::PerColumn;
+      }
+    }
+    const GemmRun run = run_of(ctx);
+    const MatrixRef A{a.data<float>(), a.dim(1), trans_a_};
+    if (!packed_b_.empty() && packed_b_.rows() == K && packed_b_.cols() == N)
+      gemm(M, A, packed_b_, py, N, ep, run);
+    else
+      gemm(M, N, K, A, MatrixRef{b.data<float>(), b.dim(1), trans_b_}, py, N, ep, run);
+  }
+
+ private:
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+  PackedB packed_b_;
+  std::vector<float> scaled_c_;
+  bool has_const_c_ = false;
+};
+
+Conv2dShape conv2d_shape(const ConvParams& p) {
+  Conv2dShape s;
+  const bool one_d = p.nd == 1;
+  s.batch = p.batch, s.in_c = p.in_channels, s.out_c = p.out_channels, s.group = p.group;
+  s.in_h = one_d ? 1 : p.in[0], s.in_w = p.in[p.nd - 1];
+  s.out_h = one_d ? 1 : p.out[0], s.out_w = p.out[p.nd - 1];
+  s.k_h = one_d ? 1 : p.kernel[0], s.k_w = p.kernel[p.nd - 1];
+  s.stride_h = one_d ? 1 : p.strides[0], s.stride_w = p.strides[p.nd - 1];
+  s.dil_h = one_d ? 1 : p.dilations[0], s.dil_w = p.dilations[p.nd - 1];
+  s.pad_t = one_d ? 0 : p.pad_begin[0], s.pad_l = p.pad_begin[p.nd - 1];
+  s.pad_b = one_d ? 0 : p.pad_end[0], s.pad_r = p.pad_end[p.nd - 1];
+  return s;
+}
+
+class FastConv : public FastKernel {
+ public:
+  explicit FastConv(const KernelInfo& info)
+      : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)) {
+    if (const Tensor* w = const_float(info, 1); w && (w->rank() == 3 || w->rank() == 4) && attrs_.group > 0 &&
+                                                w->dim(0) % attrs_.group == 0)
+      weights_ = pack(*w);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    const Tensor& w = required_input(ctx, 1);
+    const Tensor* b = optional_input(ctx, 2);
+    if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
+        (x.rank() != 3 && x.rank() != 4))
+      return fallback_->compute(ctx);
+    const ConvParams p = conv_params(attrs_, x.shape(), w.shape());
+    if (b && (b->rank() != 1 || b->dim(0) != p.out_channels))
+      throw_bad_input(where_ + ": bias B has shape " + shape_str(b->shape()) + ", expected " +
+                      std::to_string(p.out_channels));
+    Tensor& y = ctx.output(0, p.output_shape(), DataType::Float);
+    std::optional<PackedConvWeights> local;
+    const PackedConvWeights* pw = weights_ ? &*weights_ : nullptr;
+    if (!pw) pw = &local.emplace(pack(w));
+    Epilogue ep;
+    ep.bias = b ? b->data<float>() : nullptr;
+    conv2d(*pw, conv2d_shape(p), x.data<float>(), y.data<float>(), ep, run_of(ctx));
+  }
+
+ private:
+  PackedConvWeights pack(const Tensor& w) const {
+    const int64_t kh = w.rank() == 4 ? w.dim(2) : 1, kw = w.dim(-1);
+    return PackedConvWeights(w.data<float>(), w.dim(0), w.dim(1), kh, kw, attrs_.group, ConvLayout::NCHW);
+  }
+
+  WindowAttrs attrs_;
+  std::optional<PackedConvWeights> weights_;
+};
+
+template <class K>
+void add_fast(KernelRegistry& r, const char* op) {
+  r.add("", op, "fast", 10, [](const KernelInfo& info) -> std::unique_ptr<Kernel> {
+    // Statically non-float: the reference kernel directly.
+    if (!info.input_types.empty() && info.input_types[0] && info.input_types[0]->elem != DataType::Undefined &&
+        !is_float_input(info, 0))
+      return make_reference(info);
+    return std::make_unique<K>(info);
+  });
+}
+
+}  // namespace
+
+void register_fast_kernels(KernelRegistry& r) {
+  add_fast<FastMatMul>(r, "MatMul");
+  add_fast<FastGemm>(r, "Gemm");
+  add_fast<FastConv>(r, "Conv");
+}
+
+}  // namespace fusor
