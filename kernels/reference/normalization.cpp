@@ -42,6 +42,10 @@ class BatchNormKernel : public Kernel {
       throw_bad_input(where_ + ": spatial=0 is not supported");
   }
 
+  // Every output element is written after all the inputs it depends on were read (same-index or
+  // whole-line/channel passes), so Y may share X's buffer.
+  std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);
     check_nc(x, where_);
@@ -117,6 +121,10 @@ class InstanceNormKernel : public Kernel {
   explicit InstanceNormKernel(const KernelInfo& info)
       : where_(info.where()), epsilon_(info.n().attr_float("epsilon", 1e-5f)) {}
 
+  // Every output element is written after all the inputs it depends on were read (same-index or
+  // whole-line/channel passes), so Y may share X's buffer.
+  std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);
     check_nc(x, where_);
@@ -168,6 +176,10 @@ class LayerNormKernel : public Kernel {
  public:
   explicit LayerNormKernel(const KernelInfo& info)
       : where_(info.where()), axis_(info.n().attr_int("axis", -1)), epsilon_(info.n().attr_float("epsilon", 1e-5f)) {}
+
+  // Every output element is written after all the inputs it depends on were read (same-index or
+  // whole-line/channel passes), so Y may share X's buffer.
+  std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }
 
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);
@@ -264,6 +276,10 @@ class LrnKernel : public Kernel {
 class MvnKernel : public Kernel {
  public:
   explicit MvnKernel(const KernelInfo& info) : where_(info.where()), axes_(info.n().attr_ints("axes", {0, 2, 3})) {}
+
+  // Every output element is written after all the inputs it depends on were read (same-index or
+  // whole-line/channel passes), so Y may share X's buffer.
+  std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }
 
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);

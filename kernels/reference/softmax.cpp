@@ -26,6 +26,10 @@ class SoftmaxKernel : public Kernel {
         coerce_2d_(info.opset > 0 && info.opset < 13),
         axis_(info.n().attr_int("axis", coerce_2d_ ? 1 : -1)) {}
 
+  // Every output element is written after all the inputs it depends on were read (same-index or
+  // whole-line/channel passes), so Y may share X's buffer.
+  std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);
     Tensor& y = ctx.output(0, x.shape(), x.dtype());

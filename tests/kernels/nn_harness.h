@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -23,6 +24,12 @@ class HarnessContext : public KernelContext {
   int num_outputs() const override { return static_cast<int>(outputs_.size()); }
   bool output_wanted(int i) const override { return wanted_[i]; }
   Tensor& output(int i, const Shape& shape, DataType dtype) override {
+    if (inplace_.first >= 0 && inplace_.second == i) {
+      // Simulate the planner's in-place reuse: the output shares the input's storage.
+      const Tensor& in = *inputs_[inplace_.first];
+      outputs_[i] = Tensor(dtype, shape, in.buffer(), in.offset());
+      return outputs_[i];
+    }
     // Filled with a poison pattern so a kernel that forgets to write an element is caught.
     outputs_[i] = Tensor(dtype, shape);
     if (dtype_size(dtype) > 0) std::memset(outputs_[i].raw(), 0x7f, outputs_[i].nbytes());
@@ -43,6 +50,8 @@ class HarnessContext : public KernelContext {
   std::string where() const override { return where_; }
 
   std::vector<Tensor>& outputs() { return outputs_; }
+  // Makes output `out` reuse input `in`'s buffer (the input is overwritten).
+  void set_inplace(int in, int out) { inplace_ = {in, out}; }
 
  private:
   std::vector<const Tensor*> inputs_;
@@ -50,12 +59,16 @@ class HarnessContext : public KernelContext {
   std::vector<Tensor> outputs_;
   std::vector<std::shared_ptr<Buffer>> scratch_;
   std::string where_;
+  std::pair<int, int> inplace_{-1, -1};
 };
 
 // Creates and runs the kernel of `node` (in `graph`) on `inputs` (nullptr: absent); returns the
 // outputs (undefined tensors for outputs not wanted). `impl` picks an implementation.
+// With `inplace`, the kernel's first inplace_pairs() entry is honoured: that output is written
+// over its input's buffer (the caller's input tensor is clobbered).
 inline std::vector<Tensor> run_kernel(const KernelRegistry& reg, const Graph& graph, const Node& node, int64_t opset,
-                                      const std::vector<const Tensor*>& inputs, std::string_view impl = "reference") {
+                                      const std::vector<const Tensor*>& inputs, std::string_view impl = "reference",
+                                      bool inplace = false) {
   KernelInfo info;
   info.node = &node;
   info.graph = &graph;
@@ -69,6 +82,11 @@ inline std::vector<Tensor> run_kernel(const KernelRegistry& reg, const Graph& gr
   std::vector<bool> wanted;
   for (ValueId v : node.outputs) wanted.push_back(v != kNoValue);
   HarnessContext ctx(inputs, wanted, node.describe());
+  if (inplace) {
+    const auto pairs = k->inplace_pairs();
+    if (pairs.empty()) throw_internal(node.describe() + ": kernel declares no in-place pair");
+    ctx.set_inplace(pairs[0].first, pairs[0].second);
+  }
   k->compute(ctx);
   return std::move(ctx.outputs());
 }
@@ -87,9 +105,10 @@ struct OneNode {
 
 // Runs `op` with attributes on the given inputs through the global registry's reference kernel.
 inline std::vector<Tensor> run_op(const std::string& op, const std::vector<const Tensor*>& inputs,
-                                  std::vector<Attribute> attrs = {}, int num_outputs = 1, int64_t opset = 17) {
+                                  std::vector<Attribute> attrs = {}, int num_outputs = 1, int64_t opset = 17,
+                                  bool inplace = false) {
   OneNode one(op, static_cast<int>(inputs.size()), num_outputs, std::move(attrs));
-  return run_kernel(KernelRegistry::global(), one.graph, one.node(), opset, inputs);
+  return run_kernel(KernelRegistry::global(), one.graph, one.node(), opset, inputs, "reference", inplace);
 }
 
 }  // namespace fusor::test

@@ -106,5 +106,35 @@ TEST(NnSoftmax, AxisSemanticsByOpset) {
   expect_near(run_op("Hardmax", {&h}, {Attribute::make_int("axis", 0)}, 1, 13)[0], {0, 1, 0, 1, 0, 1});
 }
 
+// Kernels that declare (X, Y) in-place give the same result when Y overwrites X's buffer.
+TEST(NnInPlace, DeclaredPairsAreSafe) {
+  auto make_x = [] {
+    Tensor x(DataType::Float, {2, 3, 4});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.7f * i) * (1 + i % 5);
+    return x;
+  };
+  Tensor s3 = ft({3}, {1, 2, 0.5f}), b3 = ft({3}, {0.1f, -0.2f, 0.3f}), m3 = ft({3}, {0, 1, -1}), v3 = ft({3}, {1, 2, 3});
+  Tensor s4 = ft({4}, {1, 2, 3, 4}), b4 = ft({4}, {0, 1, 0, 1});
+  struct Case { std::string op; std::vector<const Tensor*> extra; std::vector<Attribute> attrs; int outs; };
+  const std::vector<Case> cases = {
+      {"BatchNormalization", {&s3, &b3, &m3, &v3}, {}, 1},
+      {"InstanceNormalization", {&s3, &b3}, {}, 1},
+      {"LayerNormalization", {&s4, &b4}, {}, 1},
+      {"MeanVarianceNormalization", {}, {Attribute::make_ints("axes", {0, 2})}, 1},
+      {"Softmax", {}, {Attribute::make_int("axis", 1)}, 1},
+      {"LogSoftmax", {}, {}, 1},
+      {"Hardmax", {}, {Attribute::make_int("axis", 0)}, 1},
+  };
+  for (const Case& c : cases) {
+    Tensor x = make_x();
+    std::vector<const Tensor*> in{&x};
+    in.insert(in.end(), c.extra.begin(), c.extra.end());
+    const std::vector<float> want = values(run_op(c.op, in, c.attrs, c.outs)[0]);
+    auto got = run_op(c.op, in, c.attrs, c.outs, 17, /*inplace=*/true);
+    EXPECT_EQ(got[0].raw(), x.raw()) << c.op;
+    EXPECT_EQ(values(got[0]), want) << c.op;
+  }
+}
+
 }  // namespace
 }  // namespace fusor::test
