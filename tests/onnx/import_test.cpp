@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <map>
 
 #include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
@@ -296,6 +298,9 @@ TEST(Import, SubgraphsCaptureOuterValues) {
   EXPECT_EQ(else_g->value(ea).name, "a");
   EXPECT_EQ(else_g->value(ea).captured_from, main.find_value("a"));
   EXPECT_EQ(inner_then->value(ia).type.str(), "float[2]");
+  // Values inside the branches are typed by inference too.
+  EXPECT_EQ(then_g->value(then_g->find_value("t_out")).type.str(), "float[2]");
+  EXPECT_EQ(inner_then->value(inner_then->find_value("i_then_branch")).type.str(), "float[2]");
   // Output type of the If comes from inference over the branches.
   EXPECT_EQ(value_named(main, "out").type.elem, DataType::Float);
 
@@ -519,4 +524,24 @@ TEST(Overrides, UnknownNamesAreUsageErrors) {
     EXPECT_EQ(e.kind(), ErrorKind::Usage);
     EXPECT_NE(std::string(e.what()).find("rank 2"), std::string::npos) << e.what();
   }
+}
+
+TEST(Export, ValueInfoOnRequest) {
+  auto model = load_proto(mlp());
+  TempDir d;
+  SaveOptions so;
+  so.value_info = true;
+  save_model(*model, d.file("vi.onnx"), so);
+  onnx::ModelProto saved;
+  std::ifstream f(d.file("vi.onnx"), std::ios::binary);
+  ASSERT_TRUE(saved.ParseFromIstream(&f));
+  std::map<std::string, std::string> vi;
+  for (const auto& v : saved.graph().value_info())
+    vi[v.name()] = std::to_string(v.type().tensor_type().elem_type()) + ":" +
+                   v.type().tensor_type().shape().dim(0).dim_param() + "x" +
+                   std::to_string(v.type().tensor_type().shape().dim(1).dim_value());
+  EXPECT_EQ(vi, (std::map<std::string, std::string>{{"h", "1:Nx4"}, {"z", "1:Nx4"}}));
+  // Without the option, no value_info is written.
+  ASSERT_TRUE(saved.ParseFromString(serialize_model(*model)));
+  EXPECT_EQ(saved.graph().value_info_size(), 0);
 }
