@@ -11,9 +11,15 @@ void add_shape_flags(ArgParser& p) {
 }
 
 ShapeOverrides parse_shape_flags(const Args& args) {
+  // A name given twice keeps its last value, as a later flag overrides an earlier one.
+  auto put = [](auto& list, auto entry) {
+    for (auto& e : list)
+      if (e.first == entry.first) { e.second = std::move(entry.second); return; }
+    list.push_back(std::move(entry));
+  };
   ShapeOverrides o;
-  for (const std::string& d : args.all("dim")) o.dims.push_back(parse_dim_override(d));
-  for (const std::string& s : args.all("shape")) o.shapes.push_back(parse_shape_override(s));
+  for (const std::string& d : args.all("dim")) put(o.dims, parse_dim_override(d));
+  for (const std::string& s : args.all("shape")) put(o.shapes, parse_shape_override(s));
   return o;
 }
 
