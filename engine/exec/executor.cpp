@@ -76,6 +76,8 @@ struct Executor::RunContext {
     return out;
   }
 
+  // Takes the plan's current MemoryState, growing the arena when it no longer fits.
+  void prepare(PlanState& ps);
   void run_plan(PlanState& ps, int depth);
   std::vector<Tensor> collect_outputs(PlanState& ps);
 };
@@ -254,15 +256,18 @@ std::vector<Tensor> NodeContext::run_subgraph(const Graph& body, const std::vect
 
 }  // namespace
 
-void Executor::RunContext::run_plan(PlanState& ps, int depth) {
+void Executor::RunContext::prepare(PlanState& ps) {
   auto mem = ps.plan->memory();
-  if (mem != ps.mem) {
-    if (!ps.arena || ps.arena->size() < mem->total_bytes()) {
-      ps.arena = make_aligned_buffer(std::max<size_t>(mem->total_bytes(), 64), false);
-      count_alloc();
-    }
-    ps.mem = std::move(mem);
+  if (mem == ps.mem) return;
+  if (!ps.arena || ps.arena->size() < mem->total_bytes()) {
+    ps.arena = make_aligned_buffer(std::max<size_t>(mem->total_bytes(), 64), false);
+    count_alloc();
   }
+  ps.mem = std::move(mem);
+}
+
+void Executor::RunContext::run_plan(PlanState& ps, int depth) {
+  prepare(ps);
   const auto& steps = ps.plan->steps();
   for (const Step& st : steps) {
     NodeContext ctx(this, ps, st, depth);
@@ -296,8 +301,10 @@ void Executor::RunContext::run_plan(PlanState& ps, int depth) {
     for (int s : st.release) ps.values[s] = Tensor();
   }
   if (ps.dirty) {
-    ps.plan->record_run(ps.obs);  // the next run starts with a plan that fits
+    // Re-plan with what this run saw and grow the arena now, so the next run fits.
+    ps.plan->record_run(ps.obs);
     ps.dirty = false;
+    prepare(ps);
   }
 }
 
