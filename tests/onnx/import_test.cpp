@@ -6,7 +6,9 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <atomic>
 #include <map>
+#include <thread>
 
 #include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
@@ -544,4 +546,20 @@ TEST(Export, ValueInfoOnRequest) {
   // Without the option, no value_info is written.
   ASSERT_TRUE(saved.ParseFromString(serialize_model(*model)));
   EXPECT_EQ(saved.graph().value_info_size(), 0);
+}
+
+// Loads (each forking a child for shape inference) from several threads at once.
+TEST(Import, ConcurrentLoadsFromThreads) {
+  std::string bytes = mlp().SerializeAsString();
+  std::atomic<int> typed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        auto m = load_model_from_bytes(bytes, {}, "mem.onnx");
+        typed += m->graph->value(m->graph->find_value("y")).type.str() == "float[N,4]";
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(typed.load(), 100);
 }
