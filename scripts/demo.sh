@@ -4,13 +4,15 @@
 #   scripts/demo.sh [MODEL.onnx] [fusor optimize flags...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-"$here/scripts/setup.sh" >/dev/null
+build=${FUSOR_BUILD_DIR:-$here/build}
+"$here/scripts/setup.sh"
+echo
 model=${1:-$here/examples/models/squeezenet1_1.onnx}
 [ $# -gt 0 ] && shift
 out=${TMPDIR:-/tmp}/fusor-demo/$(basename "${model%.onnx}").optimized.onnx
 mkdir -p "$(dirname "$out")"
 echo "\$ fusor inspect $model"
-"$here/build/bin/fusor" inspect "$model"
+"$build/bin/fusor" inspect "$model"
 echo
 echo "\$ fusor optimize $model -o $out --level all $*"
-"$here/build/bin/fusor" optimize "$model" -o "$out" --level all "$@"
+"$build/bin/fusor" optimize "$model" -o "$out" --level all "$@"
