@@ -46,7 +46,7 @@ TEST(Fuzz, MutatedModelsLoadOrFailCleanly) {
           case 2: b.erase(pos, 1 + rng() % 8); break;
           default: b.insert(pos, 1, static_cast<char>(rng())); break;
         }
-        if (b.empty()) b = "x";
+        if (b.empty()) b.push_back('x');
       }
       try {
         auto model = load_model_from_bytes(b, {}, m);
