@@ -1,0 +1,85 @@
+// kernels/common helpers: broadcasting, axis normalization, float16/bfloat16 conversion,
+// strided copy, dtype dispatch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/common/axes.h"
+#include "kernels/common/broadcast.h"
+#include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/half.h"
+#include "kernels/common/strided_copy.h"
+
+namespace fusor {
+namespace {
+
+TEST(RefCommon, BroadcastShapes) {
+  EXPECT_EQ(broadcast_shapes({{2, 3, 4}, {4}}, "t"), (Shape{2, 3, 4}));
+  EXPECT_EQ(broadcast_shapes({{2, 1, 4}, {3, 1}}, "t"), (Shape{2, 3, 4}));
+  EXPECT_EQ(broadcast_shapes({{}, {5}}, "t"), (Shape{5}));
+  EXPECT_EQ(broadcast_shapes({{0, 1}, {1, 3}}, "t"), (Shape{0, 3}));
+  EXPECT_THROW(broadcast_shapes({{2, 3}, {4}}, "t"), Error);
+  EXPECT_TRUE(broadcasts_to({3, 1}, {2, 3, 4}));
+  EXPECT_FALSE(broadcasts_to({2, 3, 4}, {3, 4}));
+}
+
+TEST(RefCommon, BroadcastIndexWalksOffsets) {
+  // out 2x3 from a: 2x1 and b: 3. Offsets of a: row index; of b: column index.
+  BroadcastIndex it({2, 3}, {{2, 1}, {3}});
+  const int64_t want_a[] = {0, 0, 0, 1, 1, 1}, want_b[] = {0, 1, 2, 0, 1, 2};
+  for (int i = 0; i < 6; ++i, it.next()) {
+    EXPECT_EQ(it.offset(0), want_a[i]) << i;
+    EXPECT_EQ(it.offset(1), want_b[i]) << i;
+  }
+}
+
+TEST(RefCommon, Axes) {
+  EXPECT_EQ(normalize_axis(-1, 4, "t"), 3);
+  EXPECT_EQ(normalize_axis(0, 4, "t"), 0);
+  EXPECT_THROW(normalize_axis(4, 4, "t"), Error);
+  EXPECT_THROW(normalize_axis(-5, 4, "t"), Error);
+  EXPECT_EQ(normalize_axes({-1, 0}, 3, "t"), (std::vector<int64_t>{0, 2}));
+  EXPECT_THROW(normalize_axes({1, -2}, 3, "t"), Error);  // both are axis 1
+  EXPECT_EQ(row_major_strides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(dims_product({2, 3, 4}, 1, 3), 12);
+}
+
+TEST(RefCommon, HalfConversions) {
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00);                  // overflow -> inf
+  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);         // smallest subnormal
+  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3c00);    // halfway: ties to even (down)
+  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048), 0x3c02);    // halfway: ties to even (up)
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
+  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
+  EXPECT_EQ(half_to_float(0x0001), 5.9604644775390625e-8f);
+  EXPECT_EQ(half_to_float(0xfc00), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
+  EXPECT_EQ(float_to_bfloat16(1.0f), 0x3f80);
+}
+
+TEST(RefCommon, StridedCopyReversesAndBroadcasts) {
+  Tensor x = Tensor::from_vector<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor y(DataType::Int32, {2, 3});
+  strided_copy(x, 5, {-3, -1}, y);  // both dims reversed
+  EXPECT_EQ(y.to_int64_vector(), (std::vector<int64_t>{6, 5, 4, 3, 2, 1}));
+  Tensor z(DataType::Int32, {2, 3});
+  strided_copy(x, 0, {0, 1}, z);  // row 0 repeated
+  EXPECT_EQ(z.to_int64_vector(), (std::vector<int64_t>{1, 2, 3, 1, 2, 3}));
+}
+
+TEST(RefCommon, DispatchRejectsOutsideFamily) {
+  int size = 0;
+  dispatch_numeric(DataType::Int16, "t", [&](auto tag) { size = sizeof(typename decltype(tag)::type); });
+  EXPECT_EQ(size, 2);
+  EXPECT_THROW(dispatch_float(DataType::Int32, "t", [](auto) {}), Error);
+  EXPECT_THROW(dispatch_numeric(DataType::Bool, "t", [](auto) {}), Error);
+  dispatch_by_size(DataType::Float16, "t", [&](auto tag) { size = sizeof(typename decltype(tag)::type); });
+  EXPECT_EQ(size, 2);
+}
+
+}  // namespace
+}  // namespace fusor
