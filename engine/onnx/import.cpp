@@ -297,11 +297,9 @@ void GraphImporter::build(onnx::GraphProto& gp, Graph& g) {
       throw_bad_input("graph output '" + vi.name() + "' is not defined by any node, graph input or initializer");
     Value& val = g.value(v);
     if (val.doc_string.empty()) val.doc_string = vi.doc_string();
-    if (!val.type.is_tensor() || val.type.elem != DataType::Undefined || !type_proto_is_informative(vi.type())) {
-      // keep the value's own type
-    } else {
+    // A value typed by nothing else (an untyped outer value, say) takes the declared output type.
+    if (val.type.is_tensor() && val.type.elem == DataType::Undefined && type_proto_is_informative(vi.type()))
       val.type = value_type_from_proto(vi.type());
-    }
     g.add_output(v);
   }
 
