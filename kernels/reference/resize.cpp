@@ -6,7 +6,7 @@
 //   renormalizes), and tf_crop_and_resize writes extrapolation_value when x_ori leaves the input.
 // Upsample and Resize-10 are asymmetric, with nearest rounding down.
 #include <cmath>
-#include <functional>
+#include <algorithm>
 
 #include "kernels/common/axes.h"
 #include "kernels/common/dtype_dispatch.h"
@@ -109,39 +109,59 @@ class ResizeKernel : public Kernel {
     // outside=true when tf_crop_and_resize extrapolates.
     std::vector<std::vector<std::vector<Contribution>>> contrib(rank);
     std::vector<std::vector<char>> outside(rank);
-    std::vector<int64_t> st = row_major_strides(x.shape());
+    std::vector<bool> identity(rank, true);
     for (int d = 0; d < rank; ++d) {
       contrib[d].resize(out[d]);
       outside[d].assign(out[d], 0);
+      identity[d] = out[d] == x.dim(d);
       for (int64_t o = 0; o < out[d]; ++o) {
         bool ext = false;
         contrib[d][o] = neighbours(o, x.dim(d), scales[d], roi.empty() ? 0 : roi[d], roi.empty() ? 1 : roi[d + rank], &ext);
         outside[d][o] = ext;
-        for (Contribution& c : contrib[d][o]) c.index *= st[d];
+        identity[d] = identity[d] && !ext && contrib[d][o].size() == 1 && contrib[d][o][0].index == o &&
+                      contrib[d][o][0].weight == 1.0;
       }
     }
     Tensor& y = ctx.output(0, out, x.dtype());
-    const int64_t n = y.numel();
     dispatch_numeric(x.dtype(), w, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
+      // Separable: one 1-D pass per resized dim over double intermediates in scratch memory.
+      Shape cur = x.shape();
+      double* buf = static_cast<double*>(ctx.scratch(static_cast<size_t>(std::max<int64_t>(x.numel(), 1)) * sizeof(double)));
+      for (int64_t i = 0; i < x.numel(); ++i) buf[i] = static_cast<double>(x.data<T>()[i]);
+      for (int d = 0; d < rank; ++d) {
+        if (identity[d]) continue;
+        const int64_t outer = dims_product(cur, 0, d), inner = dims_product(cur, d + 1, rank), in_len = cur[d];
+        cur[d] = out[d];
+        double* next = static_cast<double*>(ctx.scratch(static_cast<size_t>(std::max<int64_t>(shape_numel(cur), 1)) * sizeof(double)));
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t j = 0; j < out[d]; ++j) {
+            double* dst = next + (o * out[d] + j) * inner;
+            std::fill(dst, dst + inner, 0.0);
+            for (const Contribution& c : contrib[d][j]) {
+              const double* src = buf + (o * in_len + c.index) * inner;
+              for (int64_t i = 0; i < inner; ++i) dst[i] += c.weight * src[i];
+            }
+          }
+        buf = next;
+      }
       T* py = y.data<T>();
-      std::vector<int64_t> counter(rank, 0);
-      std::function<double(int, int64_t)> sum = [&](int d, int64_t off) -> double {
-        if (d == rank) return static_cast<double>(px[off]);
-        double acc = 0;
-        for (const Contribution& c : contrib[d][counter[d]]) acc += c.weight * sum(d + 1, off + c.index);
-        return acc;
-      };
+      const int64_t n = y.numel();
       for (int64_t i = 0; i < n; ++i) {
-        bool ext = false;
-        for (int d = 0; d < rank; ++d) ext = ext || outside[d][counter[d]];
-        double v = ext ? extrapolation_ : sum(0, 0);
+        double v = buf[i];
         if constexpr (std::is_integral_v<T>) v = std::nearbyint(v);
         py[i] = static_cast<T>(v);
-        for (int d = rank - 1; d >= 0; --d) {
-          if (++counter[d] < out[d]) break;
-          counter[d] = 0;
+      }
+      if (coord_ == Coord::TfCropAndResize) {
+        std::vector<int64_t> counter(rank, 0);
+        for (int64_t i = 0; i < n; ++i) {
+          bool ext = false;
+          for (int d = 0; d < rank; ++d) ext = ext || outside[d][counter[d]];
+          if (ext) py[i] = static_cast<T>(extrapolation_);
+          for (int d = rank - 1; d >= 0; --d) {
+            if (++counter[d] < out[d]) break;
+            counter[d] = 0;
+          }
         }
       }
     });
