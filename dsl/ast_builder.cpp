@@ -25,9 +25,16 @@ BinaryOp binary_op(std::string_view s) {
   return BinaryOp::Mod;
 }
 
-bool is_binary_chain(const pt::node& n) {
-  return n.is_type<g::coalesce_expr>() || n.is_type<g::mul_expr>() || n.is_type<g::add_expr>() ||
-         n.is_type<g::cmp_expr>() || n.is_type<g::and_expr>() || n.is_type<g::or_expr>();
+bool is_binary_chain(const pt::node& n) { return n.is_type<g::expr>() || n.is_type<g::arith_expr>(); }
+
+// Binding strength of a binary operator node (larger binds tighter).
+int precedence(const pt::node& op) {
+  if (op.is_type<g::or_op>()) return 1;
+  if (op.is_type<g::and_op>()) return 2;
+  if (op.is_type<g::cmp_op>()) return 3;
+  if (op.is_type<g::add_op>()) return 4;
+  if (op.is_type<g::mul_op>()) return 5;
+  return 6;  // ??
 }
 
 }  // namespace
@@ -177,17 +184,37 @@ TestBlock AstBuilder::test(const pt::node& n) {
   return t;
 }
 
+// The grammar reads `a op b op c ...` flat; operator precedence is applied here (shunting
+// yard, left-associative; comparisons do not chain).
 ExprPtr AstBuilder::binary_chain(const pt::node& n) {
-  ExprPtr acc = expr(*n.children.at(0));
+  std::vector<ExprPtr> operands;
+  std::vector<const pt::node*> ops;
+  auto reduce = [&] {
+    const pt::node& op = *ops.back();
+    ops.pop_back();
+    ExprPtr rhs = std::move(operands.back());
+    operands.pop_back();
+    ExprPtr lhs = std::move(operands.back());
+    operands.pop_back();
+    if (op.is_type<g::coalesce_op>())
+      operands.push_back(std::make_unique<CoalesceExpr>(loc(op), std::move(lhs), std::move(rhs)));
+    else
+      operands.push_back(std::make_unique<BinaryExpr>(loc(op), binary_op(op.string_view()), std::move(lhs), std::move(rhs)));
+  };
+  operands.push_back(expr(*n.children.at(0)));
   for (size_t i = 1; i + 1 < n.children.size(); i += 2) {
     const pt::node& op = *n.children[i];
-    ExprPtr rhs = expr(*n.children[i + 1]);
-    if (op.is_type<g::coalesce_op>())
-      acc = std::make_unique<CoalesceExpr>(loc(op), std::move(acc), std::move(rhs));
-    else
-      acc = std::make_unique<BinaryExpr>(loc(op), binary_op(op.string_view()), std::move(acc), std::move(rhs));
+    const int p = precedence(op);
+    while (!ops.empty() && precedence(*ops.back()) >= p) {
+      if (p == 3 && precedence(*ops.back()) == 3)
+        diags_.error(loc(op), "comparisons cannot be chained; combine them with '&&'");
+      reduce();
+    }
+    ops.push_back(&op);
+    operands.push_back(expr(*n.children[i + 1]));
   }
-  return acc;
+  while (!ops.empty()) reduce();
+  return std::move(operands.back());
 }
 
 ExprPtr AstBuilder::call(const pt::node& n) {

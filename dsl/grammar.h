@@ -61,9 +61,7 @@ struct string_lit : p::seq<p::one<'"'>, string_body, expect_string_end> {};
 
 struct expr;
 struct expect_expr : p::seq<expr> {};
-struct add_expr;
-// The operand after a binary operator, one precedence level up.
-template <typename Operand> struct expect_operand : p::seq<Operand> {};
+struct arith_expr;
 
 // `Conv`, `fusor.FusedConv`, `com.microsoft.Attention`.
 struct op_name : p::seq<identifier, p::star<p::one<'.'>, p::not_at<p::one<'.'>>, identifier>> {};
@@ -72,7 +70,7 @@ struct expect_op_name : p::seq<op_name> {};
 struct alternation : p::seq<op_name, p::star<alt_sep, expect_op_name>> {};
 
 // Attribute values stop below the comparisons, so `>` closes the list: `<axes = [-1]>`.
-struct expect_attr_value : p::seq<add_expr> {};
+struct expect_attr_value : p::seq<arith_expr> {};
 struct attr_set : p::seq<name, ws, p::one<'='>, p::not_at<p::one<'='>>, ws, expect_attr_value> {};
 struct expect_spread_name : p::seq<name> {};
 struct attr_spread : p::seq<p::string<'.', '.', '.'>, ws, expect_spread_name> {};
@@ -90,7 +88,10 @@ struct expect_arg : p::seq<arg> {};
 struct expect_args_close : p::one<')'> {};
 struct call_args : p::seq<p::one<'('>, ws, p::opt<arg, ws, p::star<p::one<','>, ws, expect_arg, ws>>, expect_args_close> {};
 
-struct call : p::seq<alternation, ws, p::opt<attr_list, ws>, call_args> {};
+// A cheap lookahead (no parse-tree nodes) so that plain names do not start a call attempt.
+struct call_start : p::seq<identifier, p::star<p::one<'.'>, p::not_at<p::one<'.'>>, identifier>, ws,
+                           p::sor<p::one<'('>, p::one<'<'>, p::seq<p::one<'|'>, p::not_at<p::one<'|'>>>>> {};
+struct call : p::seq<p::at<call_start>, alternation, ws, p::opt<attr_list, ws>, call_args> {};
 
 struct expect_list_close : p::one<']'> {};
 struct list_lit : p::seq<p::one<'['>, ws, p::opt<expr, ws, p::star<p::one<','>, ws, expect_expr, ws>>, expect_list_close> {};
@@ -111,21 +112,21 @@ struct neg_op : p::one<'-'> {};
 struct expect_unary : p::seq<unary_expr> {};
 struct unary_expr : p::sor<p::seq<not_op, ws, expect_unary>, p::seq<neg_op, ws, expect_unary>, postfix_expr> {};
 
+// Binary operators. The grammar reads an operand-operator chain flat; ast_builder.cpp gives it
+// precedence (loosest first: ||, &&, comparisons and `in`, + -, * / %, ??), which keeps the
+// parse tree small. Attribute values stop before comparisons, so `>` closes the list.
 struct coalesce_op : p::string<'?', '?'> {};
-struct coalesce_expr : p::seq<unary_expr, p::star<ws, coalesce_op, ws, expect_operand<unary_expr>>> {};
-
 struct mul_op : p::one<'*', '/', '%'> {};
-struct mul_expr : p::seq<coalesce_expr, p::star<ws, mul_op, ws, expect_operand<coalesce_expr>>> {};
 struct add_op : p::one<'+', '-'> {};
-struct add_expr : p::seq<mul_expr, p::star<ws, add_op, ws, expect_operand<mul_expr>>> {};
 struct cmp_op : p::sor<p::string<'=', '='>, p::string<'!', '='>, p::string<'<', '='>, p::string<'>', '='>,
                        p::one<'<'>, p::one<'>'>, kw_in> {};
-struct cmp_expr : p::seq<add_expr, p::opt<ws, cmp_op, ws, expect_operand<add_expr>>> {};
 struct and_op : p::string<'&', '&'> {};
-struct and_expr : p::seq<cmp_expr, p::star<ws, and_op, ws, expect_operand<cmp_expr>>> {};
 struct or_op : p::string<'|', '|'> {};
-struct or_expr : p::seq<and_expr, p::star<ws, or_op, ws, expect_operand<and_expr>>> {};
-struct expr : p::seq<or_expr> {};
+struct binary_op : p::sor<or_op, and_op, cmp_op, coalesce_op, add_op, mul_op> {};
+struct arith_op : p::sor<coalesce_op, add_op, mul_op> {};
+struct expect_operand : p::seq<unary_expr> {};
+struct expr : p::seq<unary_expr, p::star<ws, binary_op, ws, expect_operand>> {};
+struct arith_expr : p::seq<unary_expr, p::star<ws, arith_op, ws, expect_operand>> {};
 
 // ---------------------------------------------------------------- statements and blocks
 

@@ -23,7 +23,7 @@ FUSOR_DSL_EXPECT(expect_paren_close, "expected ')'");
 FUSOR_DSL_EXPECT(expect_member, "expected an attribute name after '.'");
 FUSOR_DSL_EXPECT(expect_index_close, "expected ']' after the index");
 FUSOR_DSL_EXPECT(expect_unary, "expected an operand");
-template <typename R> inline constexpr const char* error_message<expect_operand<R>> = "expected an operand after the operator";
+FUSOR_DSL_EXPECT(expect_operand, "expected an operand after the operator");
 FUSOR_DSL_EXPECT(expect_lhs_name, "expected an output name after ','");
 FUSOR_DSL_EXPECT(expect_open_brace, "expected '{'");
 FUSOR_DSL_EXPECT(expect_stmt_close, "expected a statement 'NAME = Op(...)' or '}'");

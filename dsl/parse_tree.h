@@ -28,18 +28,14 @@ using tree_selector = pt::selector<
                            grammar::variadic_arg, grammar::list_lit, grammar::index_suffix, grammar::member_suffix,
                            pgrammar::provider_version, pgrammar::layout_decl, pgrammar::rules_decl,
                            pgrammar::kernels_decl, pgrammar::kernel_decl>,
-    pt::fold_one::on<grammar::postfix_expr, grammar::unary_expr, grammar::coalesce_expr, grammar::mul_expr,
-                     grammar::add_expr, grammar::cmp_expr, grammar::and_expr, grammar::or_expr, grammar::expr,
+    pt::fold_one::on<grammar::postfix_expr, grammar::unary_expr, grammar::expr, grammar::arith_expr,
                      grammar::paren_expr,
                      // Branch rules with an error message must be selected: PEGTL's parse tree
                      // skips the control's failure() (which raises) for unselected branches.
                      // Each has exactly one child, which fold_one puts in its place.
                      grammar::expect_expr, grammar::expect_op_name, grammar::expect_attr_value,
                      grammar::expect_spread_name, grammar::expect_attr_item, grammar::expect_arg,
-                     grammar::expect_unary, grammar::expect_operand<grammar::unary_expr>,
-                     grammar::expect_operand<grammar::coalesce_expr>, grammar::expect_operand<grammar::mul_expr>,
-                     grammar::expect_operand<grammar::add_expr>, grammar::expect_operand<grammar::cmp_expr>,
-                     grammar::expect_operand<grammar::and_expr>, grammar::expect_lhs_name, grammar::expect_dim,
+                     grammar::expect_unary, grammar::expect_operand, grammar::expect_lhs_name, grammar::expect_dim,
                      grammar::expect_dims, grammar::expect_dtype, grammar::expect_tolerance,
                      grammar::expect_rule_name, grammar::expect_level_name, grammar::expect_provider_name,
                      grammar::expect_benefit, grammar::expect_match, grammar::expect_rewrite, grammar::expect_param,
