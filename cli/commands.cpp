@@ -4,7 +4,9 @@
 
 #define FUSOR_COMMANDS(X) \
   X(inspect)              \
-  X(optimize)
+  X(optimize)            \
+  X(run)                 \
+  X(bench)
 
 namespace fusor::cli {
 

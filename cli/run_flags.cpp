@@ -1,0 +1,74 @@
+#include "cli/run_flags.h"
+
+#include <cctype>
+#include <tuple>
+
+#include "cli/optimize_flags.h"
+#include "engine/ir/error.h"
+#include "engine/onnx/onnx_io.h"
+#include "engine/session/inputs.h"
+#include "engine/util/log.h"
+#include "engine/util/stopwatch.h"
+
+namespace fusor::cli {
+
+void add_run_flags(ArgParser& p) {
+  p.section("input flags")
+      .option("input", "NAME=FILE", "read input NAME from FILE (.pb TensorProto or .npy); repeatable", true)
+      .option("seed", "S", "seed of the random inputs (default 0)")
+      .option("range", "LO,HI", "floating-point random inputs are uniform in [LO, HI) (default 0,1)")
+      .option("int-range", "LO,HI", "integer random inputs are uniform in [LO, HI] (default 0,9)")
+      .option("value", "NAME=V", "fill every element of input NAME with V; repeatable", true)
+      .section("execution flags")
+      .option("threads", "N", "intra-op threads, the caller included (default: all cores)");
+  add_optimize_flags(p);
+}
+
+RunSession open_run_session(const Args& args, bool profile) {
+  OptimizeFlags flags = parse_optimize_flags(args);
+  RunSession s;
+  s.level = flags.options.level;
+  s.threads = static_cast<int>(args.get_int("threads", 0, 0, 4096));
+  InputOptions in;
+  in.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0));
+  if (auto r = args.get("range")) std::tie(in.lo, in.hi) = parse_range(*r, "--range");
+  if (auto r = args.get("int-range")) {
+    auto [lo, hi] = parse_range(*r, "--int-range");
+    in.int_lo = static_cast<int64_t>(lo);
+    in.int_hi = static_cast<int64_t>(hi);
+    if (static_cast<double>(in.int_lo) != lo || static_cast<double>(in.int_hi) != hi)
+      throw_usage("--int-range: expected integers, got '" + *r + "'");
+  }
+  for (const std::string& v : args.all("value")) in.values.push_back(parse_value_flag(v));
+  // Read the input files before the (possibly slow) model load, so a bad file fails fast.
+  for (const std::string& spec : args.all("input")) s.inputs.push_back(read_named_input(spec));
+
+  LoadOptions load;
+  load.overrides = flags.overrides;
+  Stopwatch clock;
+  s.model = load_model(args.positional(0), load);
+  s.load_ms = clock.ms();
+  clock.reset();
+  optimize(*s.model, flags.options);
+  s.optimize_ms = clock.ms();
+  clock.reset();
+  ExecOptions eo;
+  eo.threads = s.threads;
+  eo.profile = profile;
+  s.executor = std::make_unique<Executor>(*s.model, eo);
+  s.plan_ms = clock.ms();
+
+  std::vector<std::string> warnings;
+  complete_inputs(*s.model->graph, s.inputs, in, &warnings);
+  for (const std::string& w : warnings) FUSOR_LOG(Warn) << w;
+  return s;
+}
+
+std::string sanitize_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) c = '_';
+  return out;
+}
+
+}  // namespace fusor::cli

@@ -1,0 +1,38 @@
+// What `fusor run` and `fusor bench` share: the flags that load, optimize and feed a model, and
+// the session they build from them.
+//
+//   --input NAME=FILE (repeatable; .pb TensorProto or .npy)   --threads N (default: all cores)
+//   --seed S   --range LO,HI   --int-range LO,HI   --value NAME=V (repeatable)
+//   plus every optimization flag of `optimize` (--level, --provider, --dim, --shape).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "engine/exec/executor.h"
+#include "engine/ir/model.h"
+#include "engine/session/optimize.h"
+
+namespace fusor::cli {
+
+void add_run_flags(ArgParser& p);
+
+struct RunSession {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Executor> executor;
+  NamedTensors inputs;      // given and generated, in the model's input order for generated ones
+  OptLevel level = OptLevel::All;
+  int threads = 0;
+  double load_ms = 0, optimize_ms = 0, plan_ms = 0;
+  double init_ms() const { return load_ms + optimize_ms + plan_ms; }
+};
+
+// Loads MODEL (positional 0), optimizes it, builds the executor and the inputs. Unset symbolic
+// dims are warned about on stderr. `profile` turns on per-node timing in the executor.
+RunSession open_run_session(const Args& args, bool profile = false);
+
+// The file-name form of a tensor name, as ort_peer.js --dump writes it: [^A-Za-z0-9_.-] -> '_'.
+std::string sanitize_name(const std::string& name);
+
+}  // namespace fusor::cli
