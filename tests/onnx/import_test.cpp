@@ -306,6 +306,13 @@ TEST(Import, SubgraphsCaptureOuterValues) {
   // Output type of the If comes from inference over the branches.
   EXPECT_EQ(value_named(main, "out").type.elem, DataType::Float);
 
+  // infer_shapes re-types values inside subgraphs after a rewrite forgot them.
+  then_g->value(then_g->find_value("t_out")).type = ValueType{};
+  main.value(main.find_value("out")).type = ValueType{};
+  infer_shapes(*model);
+  EXPECT_EQ(then_g->value(then_g->find_value("t_out")).type.str(), "float[2]");
+  EXPECT_EQ(value_named(main, "out").type.elem, DataType::Float);
+
   // A rename of the outer value is what the subgraph exports.
   main.rename_value(main.find_value("na"), "negated");
   onnx::ModelProto saved;
