@@ -28,4 +28,7 @@ void register_shape_kernels(KernelRegistry& r);
 void register_constant_kernels(KernelRegistry& r);
 void register_index_kernels(KernelRegistry& r);
 void register_layout_kernels(KernelRegistry& r);
+void register_window_kernels(KernelRegistry& r);
+void register_nms_kernels(KernelRegistry& r);
+void register_loss_kernels(KernelRegistry& r);
 }  // namespace fusor

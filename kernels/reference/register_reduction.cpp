@@ -1,4 +1,5 @@
-// The reduction family of register.h: Reduce*, ArgMax/ArgMin, CumSum, TopK.
+// The reduction family of register.h: Reduce*, ArgMax/ArgMin, CumSum, TopK, and the
+// NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss reductions.
 #include "kernels/reference/families.h"
 #include "kernels/register.h"
 
@@ -9,6 +10,7 @@ void register_reduction_kernels(KernelRegistry& r) {
   register_argminmax_kernels(r);
   register_cumsum_kernels(r);
   register_topk_kernels(r);
+  register_loss_kernels(r);
 }
 
 }  // namespace fusor

@@ -1,4 +1,5 @@
-// The tensor family of register.h: shape, layout and indexing reference kernels.
+// The tensor family of register.h: shape, layout and indexing reference kernels, plus window
+// generators and NonMaxSuppression.
 #include "kernels/reference/families.h"
 #include "kernels/register.h"
 
@@ -18,6 +19,8 @@ void register_tensor_kernels(KernelRegistry& r) {
   register_constant_kernels(r);
   register_index_kernels(r);
   register_layout_kernels(r);
+  register_window_kernels(r);
+  register_nms_kernels(r);
 }
 
 }  // namespace fusor
