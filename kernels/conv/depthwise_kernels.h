@@ -14,8 +14,10 @@ struct DwGeom {
 };
 
 struct DepthwiseKernels {
-  // NCHW: one channel plane; x: in_h x in_w, w: k_h x k_w, y: out_h x out_w.
-  void (*plane_nchw)(const float* x, const float* w, float* y, const DwGeom& g);
+  // NCHW: one channel plane from its zero-padded copy xp (rows of pw floats, row 0 / column 0
+  // at input (-pad_t, -pad_l), covering every tap); w: k_h x k_w; y: out_h x out_w.
+  // tmp: room for out_h * pw floats.
+  void (*plane_nchw)(const float* xp, int64_t pw, const float* w, float* y, const DwGeom& g, float* tmp);
   // NHWC: output rows [oy0, oy1) of one image; x: in_h x in_w x C, w: k_h x k_w x C.
   void (*rows_nhwc)(const float* x, const float* w, float* y, const DwGeom& g, int64_t oy0, int64_t oy1);
 };
