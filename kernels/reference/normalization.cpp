@@ -78,12 +78,14 @@ class BatchNormKernel : public Kernel {
             m = bm;
             v = sq / cnt;
           }
+          // y = x * k + (b - m * k), coefficients in double, the per-element FMA in T.
           const double k = scale.as_double(c) / std::sqrt(v + epsilon_), b = bias.as_double(c);
-          for (int64_t n = 0; n < N; ++n)
-            for (int64_t i = 0; i < S; ++i) {
-              const int64_t at = (n * C + c) * S + i;
-              py[at] = static_cast<T>((px[at] - m) * k + b);
-            }
+          const T kt = static_cast<T>(k), bt = static_cast<T>(b - m * k);
+          for (int64_t n = 0; n < N; ++n) {
+            const T* xs = px + (n * C + c) * S;
+            T* ys = py + (n * C + c) * S;
+            for (int64_t i = 0; i < S; ++i) ys[i] = xs[i] * kt + bt;
+          }
           if (training_) {
             batch_stats[2 * c] = m;
             batch_stats[2 * c + 1] = v;

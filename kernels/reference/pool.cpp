@@ -15,23 +15,45 @@ namespace fusor {
 namespace {
 
 // Calls visit(in_offset) for every tap of the window at output coordinates `o` that lies inside
-// X, and returns how many taps lie inside the padded extent [-pad_begin, in + pad_end) on every
-// axis (AveragePool's count_include_pad divisor).
+// X (row-major tap order), and returns how many taps lie inside the padded extent
+// [-pad_begin, in + pad_end) on every axis (AveragePool's count_include_pad divisor).
+// Per axis, the taps inside X form a contiguous index range [lo, hi), so the walk is a box.
+// `box` is caller-provided storage for 3 * nd values.
 template <typename Visit>
-int64_t visit_window(const ConvParams& p, const std::vector<int64_t>& taps, const std::vector<int64_t>& o, Visit&& visit) {
+int64_t visit_window(const ConvParams& p, const std::vector<int64_t>& o, int64_t* box, Visit&& visit) {
   const int nd = p.nd;
-  int64_t padded_count = 0;
-  for (int64_t k = 0; k < p.kernel_size(); ++k) {
-    int64_t off = 0;
-    bool inside = true, in_padded = true;
-    for (int d = 0; d < nd; ++d) {
-      const int64_t i = o[d] * p.strides[d] - p.pad_begin[d] + taps[k * nd + d] * p.dilations[d];
-      if (i < 0 || i >= p.in[d]) inside = false;
-      if (i < -p.pad_begin[d] || i >= p.in[d] + p.pad_end[d]) in_padded = false;
-      off = off * p.in[d] + i;
+  int64_t* lo = box;
+  int64_t* hi = box + nd;
+  int64_t* k = box + 2 * nd;
+  int64_t padded_count = 1;
+  bool empty = false;
+  for (int d = 0; d < nd; ++d) {
+    const int64_t start = o[d] * p.strides[d] - p.pad_begin[d], dil = p.dilations[d];
+    // taps t with 0 <= start + t * dil < in
+    lo[d] = start >= 0 ? 0 : (-start + dil - 1) / dil;
+    hi[d] = start > p.in[d] - 1 ? 0 : std::min(p.kernel[d], (p.in[d] - 1 - start) / dil + 1);
+    if (lo[d] >= hi[d]) empty = true;
+    // taps with -pad_begin <= start + t * dil < in + pad_end
+    const int64_t plo = start >= -p.pad_begin[d] ? 0 : (-p.pad_begin[d] - start + dil - 1) / dil;
+    const int64_t plim = p.in[d] + p.pad_end[d] - 1 - start;
+    const int64_t phi = plim < 0 ? 0 : std::min(p.kernel[d], plim / dil + 1);
+    padded_count *= std::max<int64_t>(0, phi - plo);
+  }
+  if (empty) return padded_count;
+  for (int d = 0; d < nd; ++d) k[d] = lo[d];
+  const int last = nd - 1;
+  const int64_t last_start = o[last] * p.strides[last] - p.pad_begin[last], last_dil = p.dilations[last];
+  for (;;) {
+    int64_t row = 0;
+    for (int d = 0; d < last; ++d) row = row * p.in[d] + o[d] * p.strides[d] - p.pad_begin[d] + k[d] * p.dilations[d];
+    row *= p.in[last];
+    for (int64_t t = lo[last]; t < hi[last]; ++t) visit(row + last_start + t * last_dil);
+    int d = last - 1;
+    for (; d >= 0; --d) {
+      if (++k[d] < hi[d]) break;
+      k[d] = lo[d];
     }
-    if (in_padded) ++padded_count;
-    if (inside) visit(off);
+    if (d < 0) break;
   }
   return padded_count;
 }
@@ -80,16 +102,15 @@ class MaxPoolKernel : public Kernel {
       const T* px = x.data<T>();
       T* py = y.data<T>();
       const int64_t is = p.in_spatial_size(), os = p.out_spatial_size();
-      const std::vector<int64_t> taps = kernel_tap_coords(p);
       ctx.threads().parallel_for(p.batch * p.in_channels, [&](int64_t c0, int64_t c1) {
-        std::vector<int64_t> o(p.nd);
+        std::vector<int64_t> o(p.nd), box(3 * p.nd);
         for (int64_t c = c0; c < c1; ++c) {
           const T* xc = px + c * is;
           std::fill(o.begin(), o.end(), 0);
           for (int64_t op = 0; op < os; ++op, next_coord(o, p.out)) {
             T best = std::numeric_limits<T>::lowest();
             int64_t best_off = -1;
-            visit_window(p, taps, o, [&](int64_t off) {
+            visit_window(p, o, box.data(), [&](int64_t off) {
               if (best_off < 0 || xc[off] > best) { best = xc[off]; best_off = off; }
             });
             py[c * os + op] = best;
@@ -127,16 +148,15 @@ class AvgLpPoolKernel : public Kernel {
       const T* px = x.data<T>();
       T* py = y.data<T>();
       const int64_t is = p.in_spatial_size(), os = p.out_spatial_size();
-      const std::vector<int64_t> taps = kernel_tap_coords(p);
       ctx.threads().parallel_for(p.batch * p.in_channels, [&](int64_t c0, int64_t c1) {
-        std::vector<int64_t> o(p.nd);
+        std::vector<int64_t> o(p.nd), box(3 * p.nd);
         for (int64_t c = c0; c < c1; ++c) {
           const T* xc = px + c * is;
           std::fill(o.begin(), o.end(), 0);
           for (int64_t op = 0; op < os; ++op, next_coord(o, p.out)) {
             double sum = 0;
             int64_t inside = 0;
-            const int64_t padded = visit_window(p, taps, o, [&](int64_t off) {
+            const int64_t padded = visit_window(p, o, box.data(), [&](int64_t off) {
               ++inside;
               sum += mode_ == Mode::Lp ? std::pow(std::fabs(static_cast<double>(xc[off])), p_) : xc[off];
             });

@@ -72,14 +72,21 @@ class SoftmaxKernel : public Kernel {
       for (int64_t i = 0; i < len; ++i) y[i * stride] = T(i == arg ? 1 : 0);
       return;
     }
-    const double mx = x[arg * stride];
+    // exp in the element type (float exp is exact to an ulp or two); the sum in double.
+    const T mx = x[arg * stride];
     double sum = 0;
-    for (int64_t i = 0; i < len; ++i) sum += std::exp(static_cast<double>(x[i * stride]) - mx);
-    const double log_sum = std::log(sum);
     for (int64_t i = 0; i < len; ++i) {
-      const double v = static_cast<double>(x[i * stride]) - mx;
-      y[i * stride] = static_cast<T>(mode_ == SoftmaxMode::Softmax ? std::exp(v) / sum : v - log_sum);
+      const T e = std::exp(x[i * stride] - mx);
+      sum += e;
+      if (mode_ == SoftmaxMode::Softmax) y[i * stride] = e;  // x[i] is not read again
     }
+    if (mode_ == SoftmaxMode::Softmax) {
+      const T inv = static_cast<T>(1.0 / sum);
+      for (int64_t i = 0; i < len; ++i) y[i * stride] *= inv;
+      return;
+    }
+    const T log_sum = static_cast<T>(std::log(sum));
+    for (int64_t i = 0; i < len; ++i) y[i * stride] = (x[i * stride] - mx) - log_sum;
   }
 
   std::string where_;

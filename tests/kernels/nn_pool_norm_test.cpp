@@ -1,7 +1,9 @@
 // Pools, normalizations and the softmax family on hand-checked inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "tests/kernels/nn_harness.h"
 
@@ -104,6 +106,59 @@ TEST(NnSoftmax, AxisSemanticsByOpset) {
   expect_near(run_op("Hardmax", {&h}, {}, 1, 13)[0], {0, 1, 0, 1, 0, 0});
   expect_near(run_op("Hardmax", {&h}, {Attribute::make_int("axis", 0)}, 1, 11)[0], {0, 0, 0, 1, 0, 0});
   expect_near(run_op("Hardmax", {&h}, {Attribute::make_int("axis", 0)}, 1, 13)[0], {0, 1, 0, 1, 0, 1});
+}
+
+// Brute-force 2-D pooling: every tap tested against the input and padded extents.
+TEST(NnPool, RandomAgainstBruteForce) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-3, 3);
+  struct Case { int64_t H, W; Shape k, s, d, pads; int ceil; };
+  const Case cases[] = {{7, 9, {3, 2}, {2, 3}, {1, 2}, {1, 0, 2, 1}, 1}, {5, 5, {2, 2}, {2, 2}, {2, 1}, {0, 1, 1, 0}, 0},
+                        {6, 4, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, {8, 3, {4, 1}, {3, 1}, {1, 1}, {2, 0, 2, 0}, 1}};
+  for (const Case& c : cases) {
+    Tensor x(DataType::Float, {2, 3, c.H, c.W});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
+    std::vector<Attribute> a{Attribute::make_ints("kernel_shape", c.k), Attribute::make_ints("strides", c.s),
+                             Attribute::make_ints("pads", c.pads), Attribute::make_int("ceil_mode", c.ceil)};
+    auto avg = run_op("AveragePool", {&x}, {a[0], a[1], a[2], a[3], Attribute::make_int("count_include_pad", 1)}, 1, 17);
+    a.push_back(Attribute::make_ints("dilations", c.d));
+    auto mx = run_op("MaxPool", {&x}, a, 1, 17);
+    auto out_dim = [&](int64_t in, int i, int64_t dil) {
+      const int64_t span = in + c.pads[i] + c.pads[i + 2] - ((c.k[i] - 1) * dil + 1);
+      int64_t o = (c.ceil ? (span + c.s[i] - 1) / c.s[i] : span / c.s[i]) + 1;
+      if (c.ceil && (o - 1) * c.s[i] >= in + c.pads[i]) --o;
+      return o;
+    };
+    const int64_t MH = out_dim(c.H, 0, c.d[0]), MW = out_dim(c.W, 1, c.d[1]);
+    const int64_t AH = out_dim(c.H, 0, 1), AW = out_dim(c.W, 1, 1);
+    ASSERT_EQ(mx[0].shape(), (Shape{2, 3, MH, MW}));
+    ASSERT_EQ(avg[0].shape(), (Shape{2, 3, AH, AW}));
+    for (int64_t p = 0; p < 6; ++p) {
+      const float* xp = x.data<float>() + p * c.H * c.W;
+      for (int64_t oh = 0; oh < MH; ++oh)
+        for (int64_t ow = 0; ow < MW; ++ow) {
+          float best = -1e30f;
+          for (int64_t kh = 0; kh < c.k[0]; ++kh)
+            for (int64_t kw = 0; kw < c.k[1]; ++kw) {
+              const int64_t h = oh * c.s[0] - c.pads[0] + kh * c.d[0], w = ow * c.s[1] - c.pads[1] + kw * c.d[1];
+              if (h >= 0 && h < c.H && w >= 0 && w < c.W) best = std::max(best, xp[h * c.W + w]);
+            }
+          EXPECT_EQ(mx[0].data<float>()[(p * MH + oh) * MW + ow], best);
+        }
+      for (int64_t oh = 0; oh < AH; ++oh)
+        for (int64_t ow = 0; ow < AW; ++ow) {
+          double sum = 0;
+          int count = 0;
+          for (int64_t kh = 0; kh < c.k[0]; ++kh)
+            for (int64_t kw = 0; kw < c.k[1]; ++kw) {
+              const int64_t h = oh * c.s[0] - c.pads[0] + kh, w = ow * c.s[1] - c.pads[1] + kw;
+              if (h >= -c.pads[0] && h < c.H + c.pads[2] && w >= -c.pads[1] && w < c.W + c.pads[3]) ++count;
+              if (h >= 0 && h < c.H && w >= 0 && w < c.W) sum += xp[h * c.W + w];
+            }
+          EXPECT_NEAR(avg[0].data<float>()[(p * AH + oh) * AW + ow], sum / count, 1e-5);
+        }
+    }
+  }
 }
 
 // Kernels that declare (X, Y) in-place give the same result when Y overwrites X's buffer.
