@@ -34,7 +34,7 @@ const std::vector<BuiltinSpec>& builtins() {
       {"dtype", {A::ValueName}, false, ExprType::of(Kind::DType), "the value's element type"},
       {"shape", {A::ValueName}, false, ExprType::of(Kind::List, Kind::Int), "the value's shape"},
       {"uses", {A::ValueName}, false, ExprType::of(Kind::Int), "the number of consumers of the value"},
-      {"scalar", {A::ValueName}, false, ExprType::of(Kind::Float),
+      {"scalar", {A::ValueName}, false, ExprType::of(Kind::Unknown),  // int or float, as the constant
        "the single element of a constant with one element"},
       {"value", {A::ValueName}, false, ExprType::of(Kind::List), "the elements of a constant, as a flat list"},
       {"opset", {}, false, ExprType::of(Kind::Int), "the model's ONNX opset"},

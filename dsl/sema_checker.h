@@ -135,6 +135,9 @@ class Sema {
 
   static bool is_match_attr_literal(const Expr& e);
 
+  // A number, string or list of them, written out (no names or calls).
+  static bool is_literal(const Expr& e);
+
   // `<...c>`: c's node must be matched, and the target op must accept every attribute c's op
   // may carry (unless set explicitly in the same list).
   void check_spread(const AttrItem& item, const std::vector<const OpInfo*>& targets, Scope& sc, const CallExpr& c);

@@ -240,6 +240,9 @@ bool Sema::comparable(const ExprType& a, const ExprType& b) {
   if (a.is_number() && b.is_number()) return true;
   auto textish = [](Kind k) { return k == Kind::Op || k == Kind::String; };
   if (textish(a.kind) && textish(b.kind)) return true;
+  // ONNX encodes element types as ints (Cast's `to`): dtype(x) == y.to.
+  auto typeish = [](Kind k) { return k == Kind::DType || k == Kind::Int; };
+  if (typeish(a.kind) && typeish(b.kind)) return true;
   return a.kind == b.kind;
 }
 

@@ -22,8 +22,15 @@ std::vector<int> Sema::rewrite_value(Expr& e, Scope& sc, size_t num_outputs) {
     }
   }
   if (auto* n = e.dyn<NameExpr>()) return {rewrite_name_var(n->name, n->loc, sc)};
-  if (e.dyn<IntExpr>() || e.dyn<FloatExpr>() || e.dyn<ListExpr>()) {
+  if (e.dyn<IntExpr>() || e.dyn<FloatExpr>() || (e.dyn<ListExpr>() && is_literal(e))) {
     literal_kind(e);
+    return {-1};
+  }
+  if (auto* l = e.dyn<ListExpr>()) {  // computed: `[shape(x)[0], -1]` becomes a constant tensor
+    for (auto& el : l->elements) {
+      ExprType et = expr_type(*el, sc);
+      if (!et.is_number()) kind_error(*el, "a list in a rewrite becomes a constant tensor and must hold numbers", et);
+    }
     return {-1};
   }
   ExprType t = expr_type(e, sc);
@@ -105,6 +112,7 @@ int Sema::rewrite_arg(Expr& a, size_t i, const OpInfo* op, Scope& sc) {
     case ExprKind::Float:
     case ExprKind::String:
     case ExprKind::List:
+      if (!is_literal(a)) return rewrite_value(a, sc, 1)[0];  // computed: `[shape(x)[0], -1]`
       if (op) check_literal_input(a, *op, i);
       else literal_kind(a);
       return -1;

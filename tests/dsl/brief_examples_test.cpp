@@ -154,3 +154,16 @@ TEST(BriefOpset, LayerNormalizationNeedsOpset17) {
 }
 
 }  // namespace
+
+namespace {
+
+// Rules of the kinds issues 5, 6 and 7 ask for must check without a diagnostic.
+TEST(IssueExamples, CheckCleanly) {
+  fusor::dsl::Diagnostics d;
+  fusor::dsl::RuleSet rs =
+      fusor::dsl::load_rules({std::string(FUSOR_SOURCE_DIR) + "/tests/dsl/fixtures/issue_examples.rules"}, {}, d);
+  EXPECT_TRUE(d.empty()) << d.str();
+  EXPECT_GE(rs.rules.size(), 25u);
+}
+
+}  // namespace
