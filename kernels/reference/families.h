@@ -31,4 +31,5 @@ void register_layout_kernels(KernelRegistry& r);
 void register_window_kernels(KernelRegistry& r);
 void register_nms_kernels(KernelRegistry& r);
 void register_loss_kernels(KernelRegistry& r);
+void register_grid_sample_kernels(KernelRegistry& r);
 }  // namespace fusor

@@ -1,5 +1,5 @@
 // The tensor family of register.h: shape, layout and indexing reference kernels, plus window
-// generators and NonMaxSuppression.
+// generators, NonMaxSuppression and GridSample.
 #include "kernels/reference/families.h"
 #include "kernels/register.h"
 
@@ -21,6 +21,7 @@ void register_tensor_kernels(KernelRegistry& r) {
   register_layout_kernels(r);
   register_window_kernels(r);
   register_nms_kernels(r);
+  register_grid_sample_kernels(r);
 }
 
 }  // namespace fusor
