@@ -35,7 +35,17 @@ struct RuleSet {
 
   const RuleDecl* find_rule(const std::string& name) const;
   const PatternDecl* find_pattern(const std::string& name) const;
+
+  // The rules that run at optimization level `level` for `provider`, in priority order: a
+  // rule's level is at or below `level` (basic < extended < layout < all), and its `providers`
+  // clause, if any, names `provider` ("" matches every rule). Priority: larger benefit first
+  // (the default benefit is the number of matched nodes), then file order, then name.
+  std::vector<const RuleDecl*> select(Level level, const std::string& provider = "") const;
 };
+
+// The default benefit of a rule: the number of op nodes its match names (nested calls
+// included; a pattern call counts its first body's nodes).
+int64_t default_benefit(const RuleDecl& r);
 
 // Parses `files` and their imports, then checks them.
 RuleSet load_rules(const std::vector<std::string>& files, const CheckOptions& opts, Diagnostics& diags);

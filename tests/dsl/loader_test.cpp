@@ -144,3 +144,34 @@ TEST(Catalog, NewestOpsetAndFusorOps) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Select, LevelProviderAndPriority) {
+  Diagnostics d;
+  RuleSet rs = load_rules_from_text("s.rules",
+                                    "fusor-rules 1\n"
+                                    "pattern two(x) { y = Relu(Sigmoid(x)) }\n"
+                                    "rule one_node level basic match { y = Identity(x) } rewrite { y = x }\n"
+                                    "rule three_nodes level extended match { y = Relu(Add(Mul(x, w), b)) } rewrite { y = x }\n"
+                                    "rule via_pattern level basic match { y = Tanh(two(x)) } rewrite { y = x }\n"
+                                    "rule only_xnn level layout providers xnnpack match { y = Relu(x) } rewrite { y = x }\n"
+                                    "rule boosted level all benefit 100 match { y = Neg(x) } rewrite { y = x }\n",
+                                    {}, d);
+  ASSERT_FALSE(d.has_errors()) << d.str();
+  EXPECT_EQ(default_benefit(*rs.find_rule("three_nodes")), 3);
+  EXPECT_EQ(default_benefit(*rs.find_rule("via_pattern")), 3);
+  auto names = [](const std::vector<const RuleDecl*>& v) {
+    std::vector<std::string> n;
+    for (auto* r : v) n.push_back(r->name);
+    return n;
+  };
+  EXPECT_EQ(names(rs.select(Level::Basic)), (std::vector<std::string>{"via_pattern", "one_node"}));
+  EXPECT_EQ(names(rs.select(Level::Extended)), (std::vector<std::string>{"three_nodes", "via_pattern", "one_node"}));
+  EXPECT_EQ(names(rs.select(Level::All, "cpu")),
+            (std::vector<std::string>{"boosted", "three_nodes", "via_pattern", "one_node"}));
+  EXPECT_EQ(names(rs.select(Level::Layout, "xnnpack")),
+            (std::vector<std::string>{"three_nodes", "via_pattern", "one_node", "only_xnn"}));
+}
+
+}  // namespace
