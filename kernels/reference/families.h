@@ -32,4 +32,5 @@ void register_window_kernels(KernelRegistry& r);
 void register_nms_kernels(KernelRegistry& r);
 void register_loss_kernels(KernelRegistry& r);
 void register_grid_sample_kernels(KernelRegistry& r);
+void register_text_kernels(KernelRegistry& r);
 }  // namespace fusor

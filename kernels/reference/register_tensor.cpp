@@ -1,5 +1,5 @@
 // The tensor family of register.h: shape, layout and indexing reference kernels, plus window
-// generators, NonMaxSuppression and GridSample.
+// generators, NonMaxSuppression, GridSample and the text ops.
 #include "kernels/reference/families.h"
 #include "kernels/register.h"
 
@@ -22,6 +22,7 @@ void register_tensor_kernels(KernelRegistry& r) {
   register_window_kernels(r);
   register_nms_kernels(r);
   register_grid_sample_kernels(r);
+  register_text_kernels(r);
 }
 
 }  // namespace fusor
