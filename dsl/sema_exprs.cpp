@@ -58,18 +58,24 @@ ExprType Sema::attr_read_type(const AttrReadExpr& a, const Scope& sc) {
   if (!b->producer || b->producer->call_kind != CallKind::Op) return ExprType::of(Kind::Unknown);
   auto it = ops_.find(b->producer);
   if (it == ops_.end()) return ExprType::of(Kind::Unknown);
+  // In an alternation, an attribute only some alternatives have is fine (`y.op == LeakyRelu &&
+  // y.alpha < 0.5`); one that none has is an error.
   ExprType t = ExprType::of(Kind::Unknown);
+  bool found = false, known = false;
+  std::vector<std::string> names;
+  std::string ops_text;
   for (const OpInfo* op : it->second) {
     if (!op) continue;
-    const AttrInfo* info = op->attr(a.attr);
-    if (!info) {
-      std::vector<std::string> names;
-      for (const auto& x : op->attrs) names.push_back(x.name);
-      diags_.error(a.attr_loc, op->qualified() + " has no attribute " + quote(a.attr) + did_you_mean(a.attr, names));
-      return ExprType::of(Kind::Unknown);
+    known = true;
+    ops_text += (ops_text.empty() ? "" : " or ") + op->qualified();
+    if (const AttrInfo* info = op->attr(a.attr)) {
+      t = found && attr_expr_type(info->type).kind != t.kind ? ExprType::of(Kind::Unknown) : attr_expr_type(info->type);
+      found = true;
     }
-    t = attr_expr_type(info->type);
+    for (const auto& x : op->attrs) names.push_back(x.name);
   }
+  if (known && !found)
+    diags_.error(a.attr_loc, ops_text + " has no attribute " + quote(a.attr) + did_you_mean(a.attr, names));
   return t;
 }
 
