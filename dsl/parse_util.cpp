@@ -32,4 +32,40 @@ size_t recovery_point(const std::string& text, size_t item_start, size_t error_a
   return text.size();
 }
 
+SourceLoc position_of(const std::string& path, const std::string& text, size_t offset) {
+  uint32_t line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return SourceLoc{path, line, col};
+}
+
+size_t nesting_overflow(const std::string& text) {
+  size_t depth = 0, prefix_run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#') {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+      continue;
+    }
+    if (c == '"') {
+      while (++i < text.size() && text[i] != '"' && text[i] != '\n')
+        if (text[i] == '\\') ++i;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '!' || c == '-') ++prefix_run;
+    else if (!std::isspace(static_cast<unsigned char>(c))) prefix_run = 0;
+    if (depth + prefix_run > kMaxNesting) return i;
+  }
+  return std::string::npos;
+}
+
 }  // namespace fusor::dsl

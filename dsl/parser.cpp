@@ -46,6 +46,11 @@ std::unique_ptr<RuleFile> parse_rule_text(const std::string& path, const std::st
   auto file = std::make_unique<RuleFile>();
   file->path = path;
   const size_t errors_before = diags.error_count();
+  if (size_t at = nesting_overflow(text); at != std::string::npos) {
+    diags.error(position_of(path, text, at), "nesting deeper than " + std::to_string(kMaxNesting) + " levels");
+    file->has_errors = true;
+    return file;
+  }
   AstBuilder builder(path, diags);
   Input in(text.data(), text.data() + text.size(), path);
 

@@ -102,6 +102,11 @@ std::unique_ptr<ProviderDef> parse_provider_text(const std::string& path, const 
   def->path = path;
   def->name = fs::path(path).stem().string();
   const size_t errors_before = diags.error_count();
+  if (size_t at = nesting_overflow(text); at != std::string::npos) {
+    diags.error(position_of(path, text, at), "nesting deeper than " + std::to_string(kMaxNesting) + " levels");
+    def->has_errors = true;
+    return def;
+  }
   AstBuilder builder(path, diags);
   Input in(text.data(), text.data() + text.size(), path);
 

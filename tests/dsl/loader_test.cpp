@@ -175,3 +175,25 @@ TEST(Select, LevelProviderAndPriority) {
 }
 
 }  // namespace
+
+namespace {
+
+// Nesting is bounded so that a hostile file cannot exhaust the stack.
+TEST(Loader, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = std::string(300000, '(') + "a" + std::string(300000, ')');
+  Diagnostics d;
+  load_rules_from_text("deep.rules", "fusor-rules 1\nrule r match { y = Relu(x) }\nwhere { " + deep + " } rewrite { y = x }\n", {}, d);
+  ASSERT_EQ(d.error_count(), 1u);
+  EXPECT_EQ(d.all()[0].loc.str(), "deep.rules:3:264");
+  EXPECT_EQ(d.all()[0].message, "nesting deeper than 256 levels");
+  Diagnostics d2;
+  load_rules_from_text("bang.rules", "fusor-rules 1\nrule r match { y = Relu(x) } where { " + std::string(5000, '!') + "a } rewrite { y = x }\n",
+                       {}, d2);
+  EXPECT_EQ(d2.error_count(), 1u);
+  // Ordinary nesting, comments and strings do not count.
+  Diagnostics d3;
+  load_rules_from_text("ok.rules", "fusor-rules 1\n# " + std::string(1000, '(') + "\nrule r match { y = Relu(x) } where { ((((rank(x)))) == 4) } rewrite { y = x }\n", {}, d3);
+  EXPECT_TRUE(d3.empty()) << d3.str();
+}
+
+}  // namespace
