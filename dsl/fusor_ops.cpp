@@ -1,78 +1,12 @@
 #include "dsl/fusor_ops.h"
 
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 
 namespace fusor::dsl {
 namespace {
 
-// The attributes every fused-activation op carries: the activation's op name ("" for none,
-// "Relu", "Clip", ...) and its float parameters (LeakyRelu: [alpha]; Clip: [min, max];
-// HardSigmoid: [alpha, beta]), as `a.attrs` gives them.
-#define ACTIVATION "activation:string= activation_params:floats"
-#define CONV_ATTRS "auto_pad:string=NOTSET dilations:ints group:int=1 kernel_shape:ints pads:ints strides:ints"
-#define POOL_ATTRS "auto_pad:string=NOTSET kernel_shape:ints! pads:ints strides:ints ceil_mode:int=0"
-#define FLOATS "T=float,float16,double"
-
-const std::vector<FusorOpSpec> kSpecs = {
-    {"FusedConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
-     "Conv, plus an optional residual Z added to its output, then an optional activation."},
-    {"FusedGemm", "A:T B:T C?:T", "Y:T", FLOATS,
-     "alpha:float=1 beta:float=1 transA:int=0 transB:int=0 " ACTIVATION,
-     "Gemm followed by an optional activation, applied in the GEMM epilogue."},
-    {"FusedMatMul", "A:T B:T Bias?:T", "Y:T", FLOATS,
-     "transA:int=0 transB:int=0 alpha:float=1 " ACTIVATION,
-     "alpha * op(A) x op(B) + Bias (broadcast on the last axis), op transposing the last two axes when "
-     "transA/transB is 1, then an optional activation. Any rank, as MatMul."},
-    {"Gelu", "X:T", "Y:T", FLOATS, "approximate:string=none",
-     "GELU: x * Phi(x); approximate \"tanh\" uses the tanh form."},
-    {"BiasGelu", "X:T Bias:T", "Y:T", FLOATS, "approximate:string=none", "Gelu(X + Bias)."},
-    {"QuickGelu", "X:T", "Y:T", FLOATS, "alpha:float=1.702", "x * Sigmoid(alpha * x)."},
-    {"Silu", "X:T", "Y:T", FLOATS, "", "x * Sigmoid(x)."},
-    {"LayerNorm", "X:T Scale:T B?:T", "Y:T", FLOATS, "axis:int=-1 epsilon:float=1e-05",
-     "Layer normalization over the axes from `axis` on, in one pass; ONNX's LayerNormalization "
-     "(opset 17) without the optional mean/inv-std outputs."},
-    {"RMSNorm", "X:T Scale:T", "Y:T", FLOATS, "axis:int=-1 epsilon:float=1e-05",
-     "x / sqrt(mean(x^2) + epsilon) * Scale over the axes from `axis` on."},
-    {"SkipLayerNorm", "X:T Skip:T Gamma:T Beta?:T Bias?:T", "Y:T Sum?:T", FLOATS, "epsilon:float=1e-05",
-     "LayerNorm(X + Skip + Bias) over the last axis; Sum (optional) is X + Skip + Bias."},
-    {"Attention", "Q:T K:T V:T Mask?:M", "Y:T", FLOATS "; M=float,float16,double,bool",
-     "scale:float=0 causal:int=0 transpose_k:int=0",
-     "Softmax(Q x K^T * scale + Mask) x V over the last two axes, without materializing the score "
-     "matrix for long sequences. scale 0 means 1/sqrt(head size); a bool Mask is true where "
-     "attention is allowed; transpose_k 1 means K is given already transposed."},
-    // NHWC forms, for providers that prefer channels-last (layout level).
-    {"NhwcConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
-     "FusedConv on NHWC input and output; W stays OIHW."},
-    {"NhwcConvTranspose", "X:T W:T B?:T", "Y:T", FLOATS,
-     CONV_ATTRS " output_padding:ints output_shape:ints " ACTIVATION,
-     "ConvTranspose on NHWC input and output; W stays IOHW."},
-    {"NhwcMaxPool", "X:T", "Y:T", FLOATS, POOL_ATTRS " dilations:ints storage_order:int=0",
-     "MaxPool on NHWC input and output."},
-    {"NhwcAveragePool", "X:T", "Y:T", FLOATS, POOL_ATTRS " count_include_pad:int=0",
-     "AveragePool on NHWC input and output."},
-    {"NhwcGlobalAveragePool", "X:T", "Y:T", FLOATS, "", "GlobalAveragePool on NHWC input and output."},
-    {"NhwcGlobalMaxPool", "X:T", "Y:T", FLOATS, "", "GlobalMaxPool on NHWC input and output."},
-};
-
-#undef ACTIVATION
-#undef CONV_ATTRS
-#undef POOL_ATTRS
-#undef FLOATS
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) {
-    size_t b = cur.find_first_not_of(' '), e = cur.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
-  }
-  return out;
-}
-
-AttrType attr_kind(const std::string& k, const char* op) {
+AttrType attr_kind(const std::string& k, const std::string& op) {
   static const std::pair<const char*, AttrType> kinds[] = {
       {"float", AttrType::Float}, {"int", AttrType::Int}, {"string", AttrType::String},
       {"floats", AttrType::Floats}, {"ints", AttrType::Ints}, {"strings", AttrType::Strings},
@@ -80,26 +14,19 @@ AttrType attr_kind(const std::string& k, const char* op) {
   for (const auto& [n, t] : kinds)
     if (k == n) return t;
   // The table is compiled in: a typo here is a bug in fusor, caught by the tests.
-  throw std::logic_error(std::string("fusor_ops: bad attribute kind '") + k + "' in " + op);
+  throw std::logic_error("fusor_ops: bad attribute kind '" + k + "' in " + op);
 }
 
-std::vector<FormalParam> params(const std::string& text, std::string& first_constraint) {
+std::vector<FormalParam> params(const std::vector<FusorParam>& ps) {
   std::vector<FormalParam> out;
-  for (const auto& item : split(text, ' ')) {
-    FormalParam p;
-    size_t colon = item.find(':');
-    std::string n = item.substr(0, colon);
-    p.type_str = colon == std::string::npos ? "T" : item.substr(colon + 1);
-    if (n.size() > 3 && n.compare(n.size() - 3, 3, "...") == 0) {
-      p.option = ParamOption::Variadic;
-      n.resize(n.size() - 3);
-    } else if (!n.empty() && n.back() == '?') {
-      p.option = ParamOption::Optional;
-      n.pop_back();
-    }
-    p.name = n;
-    if (first_constraint.empty()) first_constraint = p.type_str;
-    out.push_back(std::move(p));
+  for (const auto& p : ps) {
+    FormalParam f;
+    f.name = p.name;
+    f.type_str = p.type;
+    f.option = p.option == FusorParam::Option::Variadic   ? ParamOption::Variadic
+               : p.option == FusorParam::Option::Optional ? ParamOption::Optional
+                                                          : ParamOption::Single;
+    out.push_back(std::move(f));
   }
   return out;
 }
@@ -113,42 +40,27 @@ void count(const std::vector<FormalParam>& ps, int& lo, int& hi) {
   }
 }
 
-OpInfo parse_spec(const FusorOpSpec& s) {
+OpInfo to_op_info(const FusorOpSignature& s) {
   OpInfo op;
   op.domain = "fusor";
   op.name = s.name;
   op.since_version = kFusorOpsetVersion;
   op.doc = s.doc;
-  std::string unused;
-  op.inputs = params(s.inputs, unused);
-  op.outputs = params(s.outputs, unused);
+  op.inputs = params(s.inputs);
+  op.outputs = params(s.outputs);
   count(op.inputs, op.min_inputs, op.max_inputs);
   count(op.outputs, op.min_outputs, op.max_outputs);
-  for (const auto& c : split(s.types, ';')) {
-    size_t eq = c.find('=');
+  for (const auto& c : s.constraints) {
     TypeSet set = 0;
-    for (const auto& t : split(c.substr(eq + 1), ',')) {
+    for (const auto& t : c.types) {
       DataType dt = dtype_from_rule_name(t);
       if (dt == DataType::Undefined) throw std::logic_error("fusor_ops: bad type '" + t + "' in " + op.name);
       set |= type_bit(dt);
     }
-    op.constraints[split(c.substr(0, eq), ' ').at(0)] = set;
+    op.constraints[c.name] = set;
   }
-  for (const auto& a : split(s.attrs, ' ')) {
-    AttrInfo info;
-    size_t colon = a.find(':');
-    info.name = a.substr(0, colon);
-    std::string kind = a.substr(colon + 1);
-    size_t eq = kind.find('=');
-    if (eq != std::string::npos) {
-      info.default_text = kind.substr(eq + 1);
-      kind.resize(eq);
-    } else if (!kind.empty() && kind.back() == '!') {
-      info.required = true;
-      kind.pop_back();
-    }
-    info.type = attr_kind(kind, s.name);
-    op.attrs.push_back(std::move(info));
+  for (const auto& a : s.attrs) {
+    op.attrs.push_back(AttrInfo{a.name, attr_kind(a.kind, s.name), a.required, false, a.default_text});
   }
   std::sort(op.attrs.begin(), op.attrs.end(), [](const AttrInfo& x, const AttrInfo& y) { return x.name < y.name; });
   return op;
@@ -156,12 +68,10 @@ OpInfo parse_spec(const FusorOpSpec& s) {
 
 }  // namespace
 
-const std::vector<FusorOpSpec>& fusor_op_specs() { return kSpecs; }
-
 const std::vector<OpInfo>& fusor_ops() {
   static const std::vector<OpInfo> ops = [] {
     std::vector<OpInfo> v;
-    for (const auto& s : kSpecs) v.push_back(parse_spec(s));
+    for (const auto& s : fusor_op_signatures()) v.push_back(to_op_info(s));
     return v;
   }();
   return ops;
