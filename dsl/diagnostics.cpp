@@ -13,14 +13,9 @@ const char* severity_name(Severity s) {
 }
 
 // The text of 1-based line `line`, without its end-of-line; false if the file is shorter.
-bool source_line(const std::string& text, uint32_t line, std::string& out) {
-  size_t pos = 0;
-  for (uint32_t l = 1; l < line; ++l) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) return false;
-    pos = nl + 1;
-  }
-  if (pos > text.size()) return false;
+bool source_line(const std::string& text, const std::vector<size_t>& starts, uint32_t line, std::string& out) {
+  if (line == 0 || line > starts.size()) return false;
+  size_t pos = starts[line - 1];
   size_t end = text.find('\n', pos);
   if (end == std::string::npos) end = text.size();
   out = text.substr(pos, end - pos);
@@ -30,24 +25,34 @@ bool source_line(const std::string& text, uint32_t line, std::string& out) {
 
 }  // namespace
 
-void Diagnostics::add_source(const std::string& file, std::string text) { sources_[file] = std::move(text); }
+void Diagnostics::add_source(const std::string& file, std::string text) {
+  Source& s = sources_[file];
+  s.text = std::move(text);
+  s.line_starts = {0};
+  for (size_t i = 0; i < s.text.size(); ++i)
+    if (s.text[i] == '\n') s.line_starts.push_back(i + 1);
+}
 
 const std::string* Diagnostics::source(const std::string& file) const {
   auto it = sources_.find(file);
-  return it == sources_.end() ? nullptr : &it->second;
+  return it == sources_.end() ? nullptr : &it->second.text;
 }
 
 void Diagnostics::error(const SourceLoc& loc, std::string message) {
-  diags_.push_back({Severity::Error, loc, std::move(message)});
   ++errors_;
+  dropping_ = errors_ > kMaxShownErrors;
+  if (errors_ == kMaxShownErrors + 1)
+    diags_.push_back({Severity::Error, SourceLoc{loc.file},
+                      "too many errors (more than " + std::to_string(kMaxShownErrors) + "); the rest are not shown"});
+  if (!dropping_) diags_.push_back({Severity::Error, loc, std::move(message)});
 }
 
 void Diagnostics::warning(const SourceLoc& loc, std::string message) {
-  diags_.push_back({Severity::Warning, loc, std::move(message)});
+  if (!dropping_) diags_.push_back({Severity::Warning, loc, std::move(message)});
 }
 
 void Diagnostics::note(const SourceLoc& loc, std::string message) {
-  diags_.push_back({Severity::Note, loc, std::move(message)});
+  if (!dropping_) diags_.push_back({Severity::Note, loc, std::move(message)});
 }
 
 std::string Diagnostics::format(const Diagnostic& d) const {
@@ -57,9 +62,9 @@ std::string Diagnostics::format(const Diagnostic& d) const {
   out += ": ";
   out += d.message;
   out += '\n';
-  const std::string* text = d.loc.has_position() ? source(d.loc.file) : nullptr;
+  auto src = d.loc.has_position() ? sources_.find(d.loc.file) : sources_.end();
   std::string line;
-  if (text && source_line(*text, d.loc.line, line)) {
+  if (src != sources_.end() && source_line(src->second.text, src->second.line_starts, d.loc.line, line)) {
     out += line;
     out += '\n';
     // Keep tabs so the caret lines up however the terminal expands them.

@@ -35,6 +35,10 @@ class Diagnostics {
   // A note attaches to the diagnostic before it ("previous definition is here").
   void note(const SourceLoc& loc, std::string message);
 
+  // At most this many errors are kept (and printed); later ones are counted, and one final
+  // error says the rest were dropped. Keeps a garbage file from flooding the terminal.
+  static constexpr size_t kMaxShownErrors = 100;
+
   bool has_errors() const { return errors_ > 0; }
   size_t error_count() const { return errors_; }
   const std::vector<Diagnostic>& all() const { return diags_; }
@@ -47,9 +51,14 @@ class Diagnostics {
   std::string str() const;
 
  private:
+  struct Source {
+    std::string text;
+    std::vector<size_t> line_starts;  // byte offset of each line
+  };
   std::vector<Diagnostic> diags_;
-  std::map<std::string, std::string> sources_;
+  std::map<std::string, Source> sources_;
   size_t errors_ = 0;
+  bool dropping_ = false;  // past kMaxShownErrors: notes of dropped errors are dropped too
 };
 
 }  // namespace fusor::dsl

@@ -197,3 +197,18 @@ TEST(Loader, DeepNestingIsAnErrorNotACrash) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Loader, TooManyErrorsAreCapped) {
+  std::string text = "fusor-rules 1\n";
+  for (int i = 0; i < 500; ++i) text += "rule r" + std::to_string(i) + " match { y = Nope(x) } rewrite { y = x }\n";
+  Diagnostics d;
+  load_rules_from_text("many.rules", text, {}, d);
+  EXPECT_EQ(d.error_count(), 500u);
+  ASSERT_EQ(d.all().size(), Diagnostics::kMaxShownErrors + 1);
+  EXPECT_EQ(d.all().back().message, "too many errors (more than 100); the rest are not shown");
+  EXPECT_EQ(d.format(d.all().back()), "many.rules: error: too many errors (more than 100); the rest are not shown\n");
+}
+
+}  // namespace
