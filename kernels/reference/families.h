@@ -33,4 +33,6 @@ void register_nms_kernels(KernelRegistry& r);
 void register_loss_kernels(KernelRegistry& r);
 void register_grid_sample_kernels(KernelRegistry& r);
 void register_text_kernels(KernelRegistry& r);
+void register_signal_kernels(KernelRegistry& r);
+void register_optimizer_kernels(KernelRegistry& r);
 }  // namespace fusor

@@ -1,5 +1,5 @@
 // The elementwise family of register.h: reference kernels of unary, binary, logic, variadic and
-// cast ops.
+// cast ops, and the elementwise optimizer updates of ai.onnx.preview.training.
 #include "kernels/reference/families.h"
 #include "kernels/register.h"
 
@@ -11,6 +11,7 @@ void register_elementwise_kernels(KernelRegistry& r) {
   register_logic_kernels(r);
   register_variadic_kernels(r);
   register_cast_kernels(r);
+  register_optimizer_kernels(r);
 }
 
 }  // namespace fusor

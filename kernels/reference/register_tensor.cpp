@@ -1,5 +1,6 @@
 // The tensor family of register.h: shape, layout and indexing reference kernels, plus window
-// generators, NonMaxSuppression, GridSample and the text ops.
+// generators, NonMaxSuppression, GridSample, the text ops
+// and the signal ops (DFT, STFT, MelWeightMatrix).
 #include "kernels/reference/families.h"
 #include "kernels/register.h"
 
@@ -23,6 +24,7 @@ void register_tensor_kernels(KernelRegistry& r) {
   register_nms_kernels(r);
   register_grid_sample_kernels(r);
   register_text_kernels(r);
+  register_signal_kernels(r);
 }
 
 }  // namespace fusor
