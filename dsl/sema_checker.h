@@ -176,6 +176,9 @@ class Sema {
 
   void rewrite_statement(Statement& s, Scope& sc);
 
+  // A rewrite temporary (a name the match does not have) that nothing reads is dead code.
+  void warn_unused_temporaries(const RuleDecl& r, const Scope& sc);
+
   // ------------------------------------------------------------ rules
 
   void check_rule(RuleDecl& r);

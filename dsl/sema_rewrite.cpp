@@ -157,4 +157,45 @@ void Sema::rewrite_statement(Statement& s, Scope& sc) {
   }
 }
 
+namespace {
+
+void collect_names(const Expr& e, std::set<std::string>& out) {
+  if (auto* n = e.dyn<NameExpr>()) out.insert(n->name);
+  if (auto* v = e.dyn<VariadicExpr>()) out.insert(v->name);
+  if (auto* l = e.dyn<ListExpr>())
+    for (const auto& x : l->elements) collect_names(*x, out);
+  if (auto* c = e.dyn<CallExpr>()) {
+    for (const auto& x : c->args) collect_names(*x, out);
+    for (const auto& a : c->attrs)
+      if (a.value) collect_names(*a.value, out);
+  }
+  if (auto* i = e.dyn<IndexExpr>()) {
+    collect_names(*i->base, out);
+    collect_names(*i->index, out);
+  }
+  if (auto* u = e.dyn<UnaryExpr>()) collect_names(*u->operand, out);
+  if (auto* b = e.dyn<BinaryExpr>()) {
+    collect_names(*b->lhs, out);
+    collect_names(*b->rhs, out);
+  }
+  if (auto* c = e.dyn<CoalesceExpr>()) {
+    collect_names(*c->value, out);
+    collect_names(*c->fallback, out);
+  }
+}
+
+}  // namespace
+
+void Sema::warn_unused_temporaries(const RuleDecl& r, const Scope& sc) {
+  std::set<std::string> used;
+  for (const auto& s : r.rewrite) collect_names(*s.value, used);
+  for (const auto& s : r.rewrite)
+    for (const auto& o : s.outputs) {
+      if (o.name == "_" || sc.match.count(o.name) || used.count(o.name)) continue;
+      auto it = sc.rewrite.find(o.name);
+      if (it != sc.rewrite.end() && it->second.loc.line == o.loc.line && it->second.loc.col == o.loc.col)
+        diags_.warning(o.loc, quote(o.name) + " is defined but never used");
+    }
+}
+
 }  // namespace fusor::dsl::sema_detail

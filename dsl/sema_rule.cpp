@@ -31,6 +31,7 @@ void Sema::check_rule(RuleDecl& r) {
     for (const auto& o : s.outputs)
       if (o.name != "_" && !sc.rewrite_later.count(o.name)) sc.rewrite_later[o.name] = o.loc;
   for (auto& s : r.rewrite) rewrite_statement(s, sc);
+  warn_unused_temporaries(r, sc);
 
   // Every output of the match (a value no other match statement consumes) needs a new value.
   for (const auto& s : r.match) {
