@@ -117,6 +117,7 @@ class Applier {
       // Inputs: vars and new nodes first, then literals typed from them.
       std::vector<ValueId> in(rn.inputs.size(), kNoValue);
       std::vector<int> pending;
+      std::vector<Literal> computed(rn.inputs.size());
       for (size_t s = 0; s < rn.inputs.size(); ++s) {
         const RInput& ri = rn.inputs[s];
         switch (ri.kind) {
@@ -126,11 +127,25 @@ class Applier {
             break;
           case RInput::Kind::NewNode: in[s] = g_.node(new_nodes_[ri.node]).outputs[ri.slot]; break;
           case RInput::Kind::Literal: pending.push_back(static_cast<int>(s)); break;
+          case RInput::Kind::Expr: {
+            PValue v = eval_expr(rw_.exprs[ri.expr], p_, m_, env_);
+            if (v.kind == PValue::Kind::Num) {
+              computed[s] = Literal::scalar(v.num);
+            } else if (v.kind == PValue::Kind::List && v.known()) {
+              std::vector<double> vals;
+              for (const auto& x : v.list) vals.push_back(x.num);
+              computed[s] = Literal::list(vals, false);
+            } else {
+              throw Refused{"input " + std::to_string(s) + " of the new " + rn.op.name() + " evaluates to " + v.repr()};
+            }
+            pending.push_back(static_cast<int>(s));
+            break;
+          }
           case RInput::Kind::Absent: break;
         }
       }
       for (int s : pending) {
-        const Literal& lit = rw_.literals[rn.inputs[s].literal];
+        const Literal& lit = rn.inputs[s].kind == RInput::Kind::Expr ? computed[s] : rw_.literals[rn.inputs[s].literal];
         DataType dt = lit.dtype != DataType::Undefined
                           ? lit.dtype
                           : literal_dtype(rn.op, env_.opset, s, known_types(rn, in),
@@ -305,6 +320,8 @@ class Applier {
         if (used_by_left) continue;
         for (ValueId o : g_.node(n).outputs)
           if (o != kNoValue) outs.push_back(o);
+        for (ValueId in : g_.node(n).inputs)
+          if (in != kNoValue) inputs_of_removed_.push_back(in);
         g_.remove_node(n);
         res_.removed.push_back(n);
         left.erase(left.begin() + i);
@@ -313,6 +330,10 @@ class Applier {
       }
       if (!progress) throw_internal("rule '" + r_.name + "': matched nodes form a cycle");
     }
+    for (ValueId in : inputs_of_removed_)
+      if (g_.value(in).alive && g_.value(in).is_constant_initializer() && g_.value(in).uses.empty() &&
+          !g_.value(in).is_graph_output)
+        g_.remove_value(in);
     for (ValueId o : outs) {
       Value& v = g_.value(o);
       if (v.alive && v.producer == kNoNode && v.uses.empty() && !v.is_graph_output && !v.is_graph_input && !v.constant)
@@ -360,6 +381,7 @@ class Applier {
   NodeId root_ = kNoNode;
   std::vector<NodeId> new_nodes_;
   std::vector<ValueId> new_values_;
+  std::vector<ValueId> inputs_of_removed_;
   std::vector<Rename> renames_;
   ApplyResult res_;
 };

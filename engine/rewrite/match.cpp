@@ -68,6 +68,8 @@ CompiledRule compile_rule(const Rule& r, int index) {
     if (in.kind == RInput::Kind::NewNode && (in.node < 0 || in.node >= limit || in.slot < 0 ||
                                               in.slot >= rw.nodes[in.node].num_outputs))
       bad("rewrite refers to a node not defined before it");
+    if (in.kind == RInput::Kind::Expr && (in.expr < 0 || in.expr >= static_cast<int>(rw.exprs.size())))
+      bad("rewrite expression index out of range");
     if ((in.kind == RInput::Kind::Literal || (in.kind == RInput::Kind::Var && in.literal >= 0)) &&
         (in.literal < 0 || in.literal >= static_cast<int>(rw.literals.size())))
       bad("rewrite literal index out of range");

@@ -136,16 +136,20 @@ struct Pattern {
 
 // ---- rewrite templates ----
 struct RInput {
-  enum class Kind { Var, NewNode, Literal, Absent };
+  // Expr: a value computed from the match used as a constant input (`Add(var, y.epsilon)`),
+  // typed like a literal.
+  enum class Kind { Var, NewNode, Literal, Absent, Expr };
   Kind kind = Kind::Absent;
   int var = -1;
   int node = -1, slot = 0;       // NewNode
   int literal = -1;              // Literal, or the `??` fallback of a Var
+  int expr = -1;                 // Expr: index into Rewrite::exprs
   static RInput of(int v) { RInput r; r.kind = Kind::Var; r.var = v; return r; }
   static RInput or_literal(int v, int lit) { RInput r; r.kind = Kind::Var; r.var = v; r.literal = lit; return r; }
   static RInput node_out(int n, int s = 0) { RInput r; r.kind = Kind::NewNode; r.node = n; r.slot = s; return r; }
   static RInput lit(int l) { RInput r; r.kind = Kind::Literal; r.literal = l; return r; }
   static RInput absent() { return RInput{}; }
+  static RInput of_expr(int e) { RInput r; r.kind = Kind::Expr; r.expr = e; return r; }
 };
 
 struct AttrTemplate {
@@ -179,10 +183,12 @@ struct Redefinition {
 
 struct Rewrite {
   std::vector<Literal> literals;
+  std::vector<Expr> exprs;
   std::vector<RNode> nodes;
   std::vector<Redefinition> redefs;
   int add_literal(Literal l) { literals.push_back(std::move(l)); return static_cast<int>(literals.size()) - 1; }
   int add_node(RNode n) { nodes.push_back(std::move(n)); return static_cast<int>(nodes.size()) - 1; }
+  int add_expr(Expr e) { exprs.push_back(std::move(e)); return static_cast<int>(exprs.size()) - 1; }
 };
 
 enum class RuleLevel { Basic = 1, Extended = 2, Layout = 3, All = 4 };

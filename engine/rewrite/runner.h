@@ -26,7 +26,7 @@ struct RewriteOptions {
   std::vector<std::string> disabled;  // rule or built-in pass names
   bool trace = false;                 // fill RewriteReport::trace
   size_t max_rewrites = 0;            // 0: max(10000, 20 x nodes)
-  int max_depth = 64;                 // rewrite chain depth on one spot
+  int max_depth = 1000;               // rewrite chain depth on one spot
   size_t fold_max_bytes = size_t(1) << 20;
   bool throw_on_limit = true;         // false: stop and report instead of throwing
   std::string explain_rule;           // record where this rule matched or nearly matched
