@@ -59,6 +59,10 @@ class ResizeKernel : public Kernel {
     else if (r == "floor") round_ = Round::Floor;
     else if (r == "ceil") round_ = Round::Ceil;
     else throw_bad_input(w + ": unknown nearest_mode '" + r + "'");
+    // Opset 18+ features: refuse them rather than resize differently than asked.
+    if (n.attr_int("antialias", 0) != 0 || n.attr("axes") ||
+        n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+      throw_bad_input(w + ": antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported");
     cubic_a_ = n.attr_float("cubic_coeff_a", -0.75f);
     exclude_outside_ = n.attr_int("exclude_outside", 0) != 0;
     extrapolation_ = n.attr_float("extrapolation_value", 0.0f);

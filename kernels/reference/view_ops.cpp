@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/axes.h"
+#include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
 
@@ -167,6 +168,14 @@ class DropoutKernel : public IdentityKernel {
     IdentityKernel::compute(ctx);
     if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
       const Tensor& x = required_input(ctx, 0);
+      if (opset_ > 0 && opset_ < 10) {  // before opset 10 the mask has the input's type
+        Tensor& mask = ctx.output(1, x.shape(), x.dtype());
+        dispatch_numeric(x.dtype(), ctx.where(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          std::fill(mask.data<T>(), mask.data<T>() + mask.numel(), T(1));
+        });
+        return;
+      }
       Tensor& mask = ctx.output(1, x.shape(), DataType::Bool);
       std::fill(mask.data<bool>(), mask.data<bool>() + mask.numel(), true);
     }

@@ -72,6 +72,12 @@ TEST(RefTensor, DropoutInferenceMask) {
   EXPECT_EQ(values(y[0]), (std::vector<double>{0, 1, 2}));
   EXPECT_EQ(y[1].dtype(), DataType::Bool);
   EXPECT_EQ(values(y[1]), (std::vector<double>{1, 1, 1}));
+  auto old = run_op("Dropout", {&x}, {Attribute::make_float("ratio", 0.3f)}, 2, 7);  // mask has X's type
+  EXPECT_EQ(old[1].dtype(), DataType::Float);
+  EXPECT_EQ(values(old[1]), (std::vector<double>{1, 1, 1}));
+  Tensor ratio = Tensor::scalar<float>(0.5f);
+  Tensor training = Tensor::scalar<bool>(true);
+  EXPECT_THROW(run_op("Dropout", {&x, &ratio, &training}, {}, 2, 13), Error);  // random masks: refused
 }
 
 TEST(RefTensor, TransposeDefaultAndPerm) {
@@ -179,6 +185,7 @@ TEST(RefTensor, ResizeNearestAndLinear) {
   auto ac = run_op("Resize", {&x, nullptr, &scales}, {Attribute::make_string("mode", "linear"),
                    Attribute::make_string("coordinate_transformation_mode", "align_corners")}, 1, 13);
   for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(ac[0].data<float>()[i], 1 + i / 3.0, 1e-6);
+  EXPECT_THROW(run_op("Resize", {&x, nullptr, &scales}, {Attribute::make_int("antialias", 1)}, 1, 18), Error);
   Tensor up = Tensor::from_vector<float>({4}, {1, 1, 2, 3});
   auto u = run_op("Upsample", {&x, &up}, {}, 1, 9);
   EXPECT_EQ(u[0].shape(), (Shape{1, 1, 2, 6}));
