@@ -57,7 +57,14 @@ void replace_with_constants(Graph& g, NodeId id, std::vector<Tensor>& results, s
       for (const Use& u : g.value(o).uses) touched.push_back(u.node);
   for (ValueId in : n.inputs)
     if (in != kNoValue && g.value(in).producer != kNoNode) touched.push_back(g.value(in).producer);
+  std::vector<ValueId> ins = n.inputs;
   g.remove_node(id);
+  // Constant inputs nobody uses any more go with the node.
+  for (ValueId in : ins) {
+    if (in == kNoValue || !g.value(in).alive) continue;
+    const Value& v = g.value(in);
+    if (v.is_constant_initializer() && v.uses.empty() && !v.is_graph_output) g.remove_value(in);
+  }
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i] == kNoValue || !g.value(outs[i]).alive) continue;
     Value& v = g.value(outs[i]);
