@@ -1,5 +1,7 @@
 #include "engine/onnx/shape_inference.h"
 
+#include "engine/onnx/fusor_schemas.h"
+
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -168,6 +170,7 @@ bool infer_in_child(onnx::ModelProto& mp) {
 }  // namespace
 
 void run_onnx_shape_inference(onnx::ModelProto& mp) {
+  register_fusor_schemas();  // in this process, before a child is forked
   static const bool in_process = std::getenv("FUSOR_INFER_IN_PROCESS") != nullptr;
   if (in_process || !infer_in_child(mp)) infer_in_place(mp);
 }

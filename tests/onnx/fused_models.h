@@ -1,0 +1,126 @@
+// One small ONNX model per fusor-domain op (opset imports "" 17 and "fusor" 1), with shaped
+// inputs and the output shape its schema's inference must give, written by hand from the op's
+// definition (Conv/pool arithmetic, MatMul with transposes, NHWC order). Shared by the schema
+// tests and the tool whose saved models Python's onnx.checker reads.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/onnx/proto_builder.h"
+
+namespace fusor::test {
+
+struct FusedCase {
+  std::string op;
+  std::vector<std::vector<int64_t>> inputs;  // shapes; an empty name marks an absent input
+  std::vector<std::string> input_names;
+  int num_outputs = 1;
+  std::vector<int64_t> expected;  // shape of output 0 (and of every other output)
+  std::vector<onnx::AttributeProto> attrs;
+  int mask_elem = onnx::TensorProto::FLOAT;  // element type of an Attention Mask input
+};
+
+inline onnx::AttributeProto attr_i(const std::string& n, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(n);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+inline onnx::AttributeProto attr_f(const std::string& n, float v) {
+  onnx::AttributeProto a;
+  a.set_name(n);
+  a.set_type(onnx::AttributeProto::FLOAT);
+  a.set_f(v);
+  return a;
+}
+inline onnx::AttributeProto attr_s(const std::string& n, const std::string& v) {
+  onnx::AttributeProto a;
+  a.set_name(n);
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(v);
+  return a;
+}
+inline onnx::AttributeProto attr_ints(const std::string& n, const std::vector<int64_t>& v) {
+  onnx::AttributeProto a;
+  a.set_name(n);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a.add_ints(x);
+  return a;
+}
+inline onnx::AttributeProto attr_floats(const std::string& n, const std::vector<float>& v) {
+  onnx::AttributeProto a;
+  a.set_name(n);
+  a.set_type(onnx::AttributeProto::FLOATS);
+  for (auto x : v) a.add_floats(x);
+  return a;
+}
+
+inline std::vector<FusedCase> fused_cases() {
+  using V = std::vector<int64_t>;
+  return {
+      // (8 + 2 - 3) / 2 + 1 = 4
+      {"FusedConv", {V{1, 3, 8, 8}, V{4, 3, 3, 3}, V{4}, V{1, 4, 4, 4}}, {"X", "W", "B", "Z"}, 1, V{1, 4, 4, 4},
+       {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2}), attr_s("activation", "Clip"),
+        attr_floats("activation_params", {0.0f, 6.0f})}},
+      // transA: A is K x M = 5 x 7
+      {"FusedGemm", {V{5, 7}, V{5, 3}, V{3}}, {"A", "B", "C"}, 1, V{7, 3},
+       {attr_i("transA", 1), attr_s("activation", "Relu")}},
+      // op(A) = 2x3x5x4, op(B) = 4x6
+      {"FusedMatMul", {V{2, 3, 4, 5}, V{6, 4}, V{6}}, {"A", "B", "Bias"}, 1, V{2, 3, 5, 6},
+       {attr_i("transA", 1), attr_i("transB", 1), attr_f("alpha", 0.5f)}},
+      {"Gelu", {V{2, 9}}, {"X"}, 1, V{2, 9}, {attr_s("approximate", "tanh")}},
+      {"BiasGelu", {V{2, 9}, V{9}}, {"X", "Bias"}, 1, V{2, 9}, {}},
+      {"QuickGelu", {V{3, 1, 5}}, {"X"}, 1, V{3, 1, 5}, {}},
+      {"Silu", {V{7}}, {"X"}, 1, V{7}, {}},
+      {"LayerNorm", {V{2, 5, 16}, V{16}, V{16}}, {"X", "Scale", "B"}, 1, V{2, 5, 16}, {attr_f("epsilon", 1e-6f)}},
+      {"RMSNorm", {V{2, 5, 16}, V{16}}, {"X", "Scale"}, 1, V{2, 5, 16}, {}},
+      {"SkipLayerNorm", {V{2, 5, 16}, V{2, 5, 16}, V{16}, V{16}, V{16}}, {"X", "Skip", "Gamma", "Beta", "Bias"}, 2,
+       V{2, 5, 16}, {}},
+      {"Attention", {V{2, 4, 10, 8}, V{2, 4, 12, 8}, V{2, 4, 12, 16}, V{1, 1, 10, 12}}, {"Q", "K", "V", "Mask"}, 1,
+       V{2, 4, 10, 16}, {attr_i("causal", 0)}, onnx::TensorProto::BOOL},
+      // NHWC: 8x8x3 -> 8x8x4 with pads 1
+      {"NhwcConv", {V{1, 8, 8, 3}, V{4, 3, 3, 3}, V{4}}, {"X", "W", "B"}, 1, V{1, 8, 8, 4},
+       {attr_ints("pads", {1, 1, 1, 1}), attr_s("activation", "HardSwish")}},
+      // 2 * (4 - 1) + 3 = 9; W is C x M/group x k x k = 3 x 2 x 3 x 3
+      {"NhwcConvTranspose", {V{1, 4, 4, 3}, V{3, 2, 3, 3}}, {"X", "W"}, 1, V{1, 9, 9, 2},
+       {attr_ints("strides", {2, 2})}},
+      // (7 - 3) / 2 + 1 = 3
+      {"NhwcMaxPool", {V{1, 7, 7, 5}}, {"X"}, 1, V{1, 3, 3, 5},
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2})}},
+      {"NhwcAveragePool", {V{2, 7, 6, 5}}, {"X"}, 1, V{2, 6, 5, 5}, {attr_ints("kernel_shape", {2, 2})}},
+      {"NhwcGlobalAveragePool", {V{1, 7, 7, 5}}, {"X"}, 1, V{1, 1, 1, 5}, {}},
+      {"NhwcGlobalMaxPool", {V{3, 2, 9}}, {"X"}, 1, V{3, 1, 9}, {}},
+  };
+}
+
+// The one-node model of a case: inputs are graph inputs (float, the Attention mask as given),
+// outputs declared with symbolic dims.
+inline onnx::ModelProto fused_model(const FusedCase& c) {
+  onnx::ModelProto m = make_model(17);
+  auto* o = m.add_opset_import();
+  o->set_domain("fusor");
+  o->set_version(1);
+  auto* g = m.mutable_graph();
+  std::vector<std::string> outs;
+  for (int i = 0; i < c.num_outputs; ++i) outs.push_back(i == 0 ? "Y" : "Y" + std::to_string(i));
+  auto* n = add_node(g, c.op, c.input_names, outs, "fused");
+  n->set_domain("fusor");
+  n->set_doc_string("made by a test");
+  for (const auto& a : c.attrs) *n->add_attribute() = a;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    std::vector<DimSpec> dims(c.inputs[i].begin(), c.inputs[i].end());
+    const int elem = c.op == "Attention" && i == 3 ? c.mask_elem : onnx::TensorProto::FLOAT;
+    add_vi(g->mutable_input(), c.input_names[i], elem, dims);
+  }
+  // Outputs declared with symbolic dims only (the checker wants a shape field): inference fills them.
+  std::vector<DimSpec> unknown;
+  for (size_t d = 0; d < c.expected.size(); ++d) unknown.push_back("out_d" + std::to_string(d));
+  for (const auto& y : outs) add_vi(g->mutable_output(), y, onnx::TensorProto::FLOAT, unknown);
+  return m;
+}
+
+}  // namespace fusor::test
