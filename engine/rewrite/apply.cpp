@@ -48,7 +48,8 @@ class Applier {
 
   ApplyResult run() {
     root_ = m_.nodes[p_.root];
-    for (NodeId n : m_.nodes) res_.depth = std::max(res_.depth, st_.get(n) + 1);
+    int grows = rw_.nodes.size() >= m_.nodes.size() ? 1 : 0;
+    for (NodeId n : m_.nodes) res_.depth = std::max(res_.depth, st_.get(n) + grows);
     for (NodeId n : m_.nodes) res_.matched.push_back(g_.node(n).name);
     if (is_noop_identity()) return res_;
     try {

@@ -29,8 +29,10 @@ struct ApplyResult {
 
 // Per-graph state the rewriter keeps across rewrites.
 struct RewriteState {
-  // Rewrite depth per node: 0 for original nodes, 1 + the deepest matched node for new ones.
-  // A chain of rewrites on the same spot grows it; the runner bounds it to detect cycles.
+  // Rewrite depth per node: 0 for original nodes; for new ones the deepest matched node's, plus
+  // one when the rewrite did not shrink the graph (as many new nodes as matched ones or more).
+  // Rules that undo each other grow it on one spot; a chain of shrinking rewrites (Relu(Relu(x))
+  // collapsing) does not, since shrinking alone always terminates. The runner bounds it.
   std::vector<int> depth;
   int get(NodeId n) const { return n < depth.size() ? depth[n] : 0; }
   void set(NodeId n, int d) {

@@ -1,0 +1,248 @@
+// The fixed-point loop: built-in passes, determinism, termination, worklist locality, subgraphs.
+#include <gtest/gtest.h>
+
+#include "engine/ir/error.h"
+#include "engine/rewrite/runner.h"
+#include "test_util.h"
+
+using namespace fusor;
+using namespace fusor::test;
+
+namespace {
+
+// y = Unary(x) -> y = Other(x)
+Rule swap_rule(const std::string& name, const char* from, const char* to) {
+  Rule r = make_rule(name);
+  int x = r.pattern.add_var("x");
+  r.pattern.root = r.pattern.add_node({op(from)}, {PInput::of(x)}, {"y"});
+  int n = r.rewrite.add_node({op(to), {}, {RInput::of(x)}, 1});
+  r.rewrite.redefs.push_back({r.pattern.out(r.pattern.root), RInput::node_out(n)});
+  return r;
+}
+
+// y = Relu(Relu(x)) -> y = t (the inner Relu)
+Rule relu_relu_rule() {
+  Rule r = make_rule("relu_relu");
+  int x = r.pattern.add_var("x");
+  int inner = r.pattern.add_node({op("Relu")}, {PInput::of(x)}, {"t"});
+  r.pattern.root = r.pattern.add_node({op("Relu")}, {PInput::of(r.pattern.out(inner))}, {"y"});
+  // Forward to x: both Relus go, and the new Relu(x) is the rule's result.
+  int n = r.rewrite.add_node({op("Relu"), {}, {RInput::of(x)}, 1});
+  r.rewrite.redefs.push_back({r.pattern.out(r.pattern.root), RInput::node_out(n)});
+  return r;
+}
+
+void relu_chain(GB& b, int n) {
+  ValueId v = b.input("x", {4});
+  for (int i = 0; i < n; ++i) v = b.node(i % 2 ? "Neg" : "Relu", {v}, "n" + std::to_string(i));
+  b.output(v);
+}
+
+}  // namespace
+
+TEST(Passes, ConstantFoldingRespectsTheSizeBound) {
+  auto build = [](GB& b) {
+    ValueId x = b.input("x", {2});
+    ValueId s = b.node("Add", {b.vec("a", {1, 2}), b.vec("c", {10, 20})}, "sum");
+    b.output(b.node("Mul", {x, s}, "mul"));
+    ValueId big = b.node("Expand", {b.scalar("one", 1.f), b.ivec("shape", {512, 1024})}, "expand");  // 2 MiB
+    b.output(b.node("Relu", {big}, "relu_big"));
+  };
+  {
+    GB b;
+    build(b);
+    RewriteReport rep = run_rewrites(b.g, {}, {}, 17);
+    b.g.verify();
+    EXPECT_EQ(b.count("Add"), 0);
+    TensorPtr s = b.g.value(b.g.find_value("sum")).constant;
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->data<float>()[0], 11.f);
+    EXPECT_EQ(s->data<float>()[1], 22.f);
+    EXPECT_EQ(b.count("Expand"), 1);  // 2 MiB > the 1 MiB default
+    EXPECT_EQ(rep.rules_fired["constant_folding"], 1);
+  }
+  {
+    GB b;
+    build(b);
+    RewriteOptions opts;
+    opts.fold_max_bytes = 4 << 20;
+    run_rewrites(b.g, {}, opts, 17);
+    b.g.verify();
+    EXPECT_EQ(b.count("Expand"), 0);
+    EXPECT_EQ(b.count("Relu"), 0);  // Relu of the folded constant folds too
+    TensorPtr r = b.g.value(b.g.find_value("relu_big")).constant;
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->shape(), (Shape{512, 1024}));
+    EXPECT_EQ(r->data<float>()[512 * 1024 - 1], 1.f);
+  }
+  {
+    GB b;
+    build(b);
+    RewriteOptions opts;
+    opts.disabled = {"constant_folding"};
+    run_rewrites(b.g, {}, opts, 17);
+    EXPECT_EQ(b.count("Add"), 1);
+  }
+}
+
+TEST(Passes, ShapeOfStaticValueFolds) {
+  GB b;
+  ValueId x = b.input("x", {2, 3, 4});
+  ValueId s = b.node("Shape", {x}, "shape", {Attribute::make_int("start", 1)});
+  b.output(b.node("Reshape", {x, b.node("Concat", {b.ivec("m1", {-1}), s}, "cat", {Attribute::make_int("axis", 0)})}, "r"));
+  run_rewrites(b.g, {}, {}, 17);
+  b.g.verify();
+  EXPECT_EQ(b.count("Shape"), 0);
+  EXPECT_EQ(b.count("Concat"), 0);
+  const Node& r = b.producer_of("r");
+  EXPECT_EQ(b.g.value(r.inputs[1]).constant->to_int64_vector(), (std::vector<int64_t>{-1, 3, 4}));
+}
+
+TEST(Passes, DeadCodeCseAndDedup) {
+  GB b;
+  ValueId x = b.input("x", {2});
+  b.node("Sigmoid", {b.node("Tanh", {x}, "dead1")}, "dead2");  // unused chain
+  ValueId a1 = b.node("Relu", {x}, "a1");
+  ValueId a2 = b.node("Relu", {x}, "a2");
+  ValueId l1 = b.node("LeakyRelu", {x}, "l1", {Attribute::make_float("alpha", 0.1f)});
+  ValueId l2 = b.node("LeakyRelu", {x}, "l2", {Attribute::make_float("alpha", 0.2f)});
+  ValueId m1 = b.node("Mul", {a1, b.vec("k1", {3, 4})}, "m1");
+  ValueId m2 = b.node("Mul", {a2, b.vec("k2", {3, 4})}, "m2");  // equal to m1 once k2 is k1 and a2 is a1
+  ValueId m3 = b.node("Mul", {a1, b.vec("k3", {3, 5})}, "m3");
+  ValueId s = b.node("Sum", {m1, m2, m3, l1, l2}, "s");
+  b.output(s);
+  RewriteOptions opts;
+  opts.trace = true;
+  RewriteReport rep = run_rewrites(b.g, {}, opts, 17);
+  b.g.verify();
+  EXPECT_EQ(b.find("dead1"), kNoNode);
+  EXPECT_EQ(b.find("dead2"), kNoNode);
+  EXPECT_EQ(rep.rules_fired["dead_code"], 2);
+  EXPECT_EQ(rep.rules_fired["initializer_dedup"], 1);
+  EXPECT_EQ(b.g.find_value("k2"), kNoValue);
+  EXPECT_NE(b.g.find_value("k3"), kNoValue);
+  EXPECT_EQ(b.count("Relu"), 1);
+  EXPECT_EQ(b.count("LeakyRelu"), 2);  // different alpha
+  EXPECT_EQ(b.count("Mul"), 2);
+  EXPECT_EQ(rep.rules_fired["cse"], 2);
+  const Node& sum = b.producer_of("s");
+  EXPECT_EQ(sum.inputs[0], sum.inputs[1]);
+  for (const auto& t : rep.trace) EXPECT_EQ(t.location, "built-in");
+}
+
+TEST(Runner, DeterministicAcrossRuns) {
+  auto run = [] {
+    GB b;
+    relu_chain(b, 40);
+    ValueId x = b.g.find_value("x");
+    ValueId a = b.node("Add", {b.node("Relu", {x}, "q1"), b.node("Relu", {x}, "q2")}, "add");
+    b.output(b.node("Add", {a, b.node("Add", {b.scalar("c1", 1.f), b.scalar("c2", 2.f)}, "cadd")}, "out2"));
+    RewriteOptions opts;
+    opts.trace = true;
+    RewriteReport rep = run_rewrites(b.g, {relu_relu_rule(), swap_rule("neg_to_abs", "Neg", "Abs")}, opts, 17);
+    std::string t;
+    for (const auto& r : rep.trace) t += r.str() + "\n";
+    return b.dump() + "\n" + t;
+  };
+  std::string first = run();
+  EXPECT_EQ(first, run());
+  EXPECT_NE(first.find("neg_to_abs"), std::string::npos);
+}
+
+TEST(Runner, CyclingRulesAreReportedByName) {
+  GB b;
+  ValueId x = b.input("x", {2});
+  b.output(b.node("Neg", {b.node("Relu", {x}, "r")}, "y"));
+  std::vector<Rule> rules = {swap_rule("relu_to_abs", "Relu", "Abs"), swap_rule("abs_to_relu", "Abs", "Relu")};
+  try {
+    run_rewrites(b.g, rules, {}, 17);
+    FAIL() << "expected a cycle error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("abs_to_relu, relu_to_abs"), std::string::npos) << msg;
+  }
+  GB b2;
+  ValueId x2 = b2.input("x", {2});
+  b2.output(b2.node("Neg", {b2.node("Relu", {x2}, "r")}, "y"));
+  RewriteOptions opts;
+  opts.throw_on_limit = false;
+  opts.max_depth = 50;
+  RewriteReport rep = run_rewrites(b2.g, rules, opts, 17);
+  EXPECT_EQ(rep.stop, StopReason::Cycle);
+  EXPECT_LE(rep.rewrites, 60u);
+  b2.g.verify();
+}
+
+TEST(Runner, GlobalRewriteBoundStopsRunaways) {
+  GB b;
+  relu_chain(b, 10);
+  RewriteOptions opts;
+  opts.throw_on_limit = false;
+  opts.max_rewrites = 5;
+  RewriteReport rep = run_rewrites(b.g, {swap_rule("relu_to_abs", "Relu", "Abs"), swap_rule("abs_to_relu", "Abs", "Relu")},
+                                   opts, 17);
+  EXPECT_EQ(rep.stop, StopReason::IterationLimit);
+  EXPECT_NE(rep.stop_message.find("relu_to_abs"), std::string::npos);
+}
+
+TEST(Runner, WorklistWorkIsProportionalToTheGraph) {
+  // Relu chains collapse one rewrite at a time; attempts must grow linearly with the graph, not
+  // with graph x rewrites.
+  auto attempts = [](int n) {
+    GB b;
+    ValueId v = b.input("x", {4});
+    for (int i = 0; i < n; ++i) v = b.node("Relu", {v}, "n" + std::to_string(i));
+    b.output(v);
+    RewriteReport rep = run_rewrites(b.g, {relu_relu_rule()}, {}, 17);
+    EXPECT_EQ(b.count("Relu"), 1);
+    EXPECT_EQ(rep.rules_fired["relu_relu"], n - 1);
+    return rep.match_attempts;
+  };
+  size_t small = attempts(500), big = attempts(5000);
+  EXPECT_LE(small, 5u * 500);
+  EXPECT_LE(big, 5u * 5000);
+  EXPECT_LE(static_cast<double>(big) / small, 12.0);
+}
+
+TEST(Runner, DisabledRulesDoNotRun) {
+  GB b;
+  relu_chain(b, 4);
+  RewriteOptions opts;
+  opts.disabled = {"neg_to_abs"};
+  RewriteReport rep = run_rewrites(b.g, {swap_rule("neg_to_abs", "Neg", "Abs")}, opts, 17);
+  EXPECT_EQ(b.count("Neg"), 2);
+  EXPECT_TRUE(rep.rules_fired.empty());
+}
+
+TEST(Runner, RewritingReachesIntoSubgraphs) {
+  GB b;
+  ValueId cond = b.input("cond", {}, DataType::Bool);
+  ValueId x = b.input("x", {2});
+  auto body = std::make_shared<Graph>(&b.g);
+  body->name = "then";
+  ValueId cx = body->add_capture("x", x);
+  ValueId n1 = body->add_value("n1", ValueType::tensor(DataType::Float, {2}));
+  ValueId n2 = body->add_value("n2", ValueType::tensor(DataType::Float, {2}));
+  body->add_node(op("Neg"), {cx}, std::vector<ValueId>{n1}, {}, "neg");
+  body->add_node(op("Relu"), {n1}, std::vector<ValueId>{n2}, {}, "relu");
+  body->add_output(n2);
+  auto els = std::make_shared<Graph>(&b.g);
+  els->name = "else";
+  ValueId ex = els->add_capture("x", x);
+  ValueId e1 = els->add_value("e1", ValueType::tensor(DataType::Float, {2}));
+  els->add_node(op("Identity"), {ex}, std::vector<ValueId>{e1}, {}, "id");
+  els->add_output(e1);
+  Attribute tb;
+  tb.name = "then_branch"; tb.kind = AttrKind::Graph; tb.g = body;
+  Attribute eb;
+  eb.name = "else_branch"; eb.kind = AttrKind::Graph; eb.g = els;
+  ValueId out = b.g.add_value("out", ValueType::tensor(DataType::Float, {2}));
+  b.g.add_node(op("If"), {cond}, std::vector<ValueId>{out}, {tb, eb}, "if");
+  b.output(out);
+  RewriteReport rep = run_rewrites(b.g, {swap_rule("neg_to_abs", "Neg", "Abs")}, {}, 17);
+  b.g.verify();
+  EXPECT_EQ(rep.rules_fired["neg_to_abs"], 1);
+  EXPECT_EQ(body->node(body->value(body->find_value("n1")).producer).op, op("Abs"));
+  EXPECT_EQ(b.count("If"), 1);
+}
