@@ -7,6 +7,8 @@
 //   passed       every data set matched;
 //   unsupported  a node (subgraphs included) has no kernel at the model's opset, or a graph input
 //                or output is not a tensor (sequences, optionals, maps);
+//   invalid      the test's own input data contradicts the model's declared input type (dtype,
+//                rank or a static dim), which a conforming runtime must reject; listed by name;
 //   failed       anything else: a load error, a run-time error, a crash, a timeout, a mismatch.
 // Each test runs in a forked child so that a crashing kernel fails only its own test.
 // Exit status: 1 when any test failed, 0 otherwise.
@@ -173,6 +175,21 @@ std::string run_test(const fs::path& dir, const Options& o) {
         ValueId v = model->graph->find_value(req[k]);
         if (v != kNoValue && model->graph->value(v).type.elem == DataType::BFloat16 && inputs[k].dtype() == DataType::UInt16)
           inputs[k] = Tensor(DataType::BFloat16, inputs[k].shape(), inputs[k].buffer(), inputs[k].offset());
+        // Data that contradicts the model's own declared input type is a defect of the test,
+        // which any conforming runtime rejects: report it in its own bucket.
+        if (v != kNoValue) {
+          const ValueType& ty = model->graph->value(v).type;
+          bool bad = ty.is_tensor() && ty.elem != DataType::Undefined && ty.elem != inputs[k].dtype();
+          if (ty.is_tensor() && ty.has_shape) {
+            bad = bad || static_cast<int>(ty.dims.size()) != inputs[k].rank();
+            for (size_t d = 0; !bad && d < ty.dims.size(); ++d)
+              bad = ty.dims[d].is_known() && ty.dims[d].value != inputs[k].shape()[d];
+          }
+          if (bad)
+            return "INVALID " + set.filename().string() + ": input '" + req[k] + "' is " +
+                   dtype_name(inputs[k].dtype()) + "[" + shape_str(inputs[k].shape()) + "] but the model declares " +
+                   ty.str();
+        }
       }
       for (const auto& p : numbered(set, "output_")) expected.push_back(read_tensor_file(p.string()));
     } catch (const std::exception& e) {
@@ -290,7 +307,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::sort(tests.begin(), tests.end());
-  int passed = 0, failed = 0, unsupported = 0;
+  int passed = 0, failed = 0, unsupported = 0, invalid = 0;
   std::map<std::string, int> missing_count;
   std::vector<std::string> failures;
   for (const auto& t : tests) {
@@ -305,6 +322,9 @@ int main(int argc, char** argv) {
       std::string op;
       while (is >> op) ++missing_count[op];
       if (o.verbose) std::cout << "UNSUPPORTED " << name << ":" << r.substr(11) << "\n";
+    } else if (r.rfind("INVALID", 0) == 0) {
+      ++invalid;
+      std::cout << "INVALID " << name << ": " << r.substr(8) << "\n" << std::flush;
     } else {
       ++failed;
       std::string line = "FAIL " + name + ": " + (r.rfind("FAIL ", 0) == 0 ? r.substr(5) : r);
@@ -316,7 +336,8 @@ int main(int argc, char** argv) {
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
   std::cout << "\nunsupported ops (" << ops.size() << ", tests needing each):";
   for (const auto& [op, n] : ops) std::cout << " " << op << "(" << n << ")";
-  std::cout << "\n\npassed " << passed << " / failed " << failed << " / unsupported " << unsupported << " / total "
-            << tests.size() << "\n";
+  std::cout << "\n\npassed " << passed << " / failed " << failed << " / unsupported " << unsupported;
+  if (invalid) std::cout << " / invalid test data " << invalid;
+  std::cout << " / total " << tests.size() << "\n";
   return failed ? 1 : 0;
 }
