@@ -106,7 +106,7 @@ inline onnx::ModelProto fused_model(const FusedCase& c) {
   o->set_version(1);
   auto* g = m.mutable_graph();
   std::vector<std::string> outs;
-  for (int i = 0; i < c.num_outputs; ++i) outs.push_back(i == 0 ? "Y" : "Y" + std::to_string(i));
+  for (int i = 0; i < c.num_outputs; ++i) outs.push_back(i == 0 ? std::string("Y") : std::string("Y") += std::to_string(i));
   auto* n = add_node(g, c.op, c.input_names, outs, "fused");
   n->set_domain("fusor");
   n->set_doc_string("made by a test");
@@ -118,7 +118,11 @@ inline onnx::ModelProto fused_model(const FusedCase& c) {
   }
   // Outputs declared with symbolic dims only (the checker wants a shape field): inference fills them.
   std::vector<DimSpec> unknown;
-  for (size_t d = 0; d < c.expected.size(); ++d) unknown.push_back("out_d" + std::to_string(d));
+  for (size_t d = 0; d < c.expected.size(); ++d) {
+    std::string name = "out_d";
+    name += std::to_string(d);  // (not "out_d" + ...: GCC 12 warns falsely, -Wrestrict)
+    unknown.push_back(name);
+  }
   for (const auto& y : outs) add_vi(g->mutable_output(), y, onnx::TensorProto::FLOAT, unknown);
   return m;
 }
