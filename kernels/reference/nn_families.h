@@ -9,6 +9,7 @@ void register_nn_conv_kernels(KernelRegistry& r);       // Conv, ConvTranspose
 void register_nn_pool_kernels(KernelRegistry& r);       // MaxPool, AveragePool, LpPool, Global*
 void register_nn_norm_kernels(KernelRegistry& r);       // BatchNorm, InstanceNorm, LayerNorm, LRN, MVN
 void register_nn_softmax_kernels(KernelRegistry& r);    // Softmax, LogSoftmax, Hardmax
+void register_nn_unpool_roialign_kernels(KernelRegistry& r);  // MaxUnpool, RoiAlign
 void register_misc_quant_kernels(KernelRegistry& r);    // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 void register_misc_integer_kernels(KernelRegistry& r);  // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 void register_misc_einsum_kernels(KernelRegistry& r);   // Einsum

@@ -161,6 +161,26 @@ TEST(NnPool, RandomAgainstBruteForce) {
   }
 }
 
+TEST(NnRoiAlign, AvgAndMaxOfOneSample) {
+  Tensor x = ft({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor rois = ft({1, 4}, {0, 0, 1, 1});
+  Tensor b = Tensor::from_vector<int64_t>({1}, {0});
+  std::vector<Attribute> a{Attribute::make_int("output_height", 1), Attribute::make_int("output_width", 1),
+                           Attribute::make_int("sampling_ratio", 1)};
+  // opset 10: output_half_pixel, the sample sits at (0.5, 0.5).
+  expect_near(run_op("RoiAlign", {&x, &rois, &b}, a, 1, 10)[0], {2.5f});
+  a.push_back(Attribute::make_string("mode", "max"));
+  expect_near(run_op("RoiAlign", {&x, &rois, &b}, a, 1, 10)[0], {1.0f});  // max of 0.25*1, 0.25*2, 0.25*3, 0.25*4
+}
+
+TEST(NnMaxUnpool, ScattersByIndex) {
+  Tensor x = ft({1, 1, 1, 2}, {5, 6});
+  Tensor idx = Tensor::from_vector<int64_t>({1, 1, 1, 2}, {1, 2});
+  auto y = run_op("MaxUnpool", {&x, &idx}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_ints("strides", {2, 2})}, 1, 11);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 2, 4}));
+  EXPECT_EQ(values(y[0]), (std::vector<float>{0, 5, 6, 0, 0, 0, 0, 0}));
+}
+
 // Kernels that declare (X, Y) in-place give the same result when Y overwrites X's buffer.
 TEST(NnInPlace, DeclaredPairsAreSafe) {
   auto make_x = [] {
