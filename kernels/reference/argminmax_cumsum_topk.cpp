@@ -7,6 +7,7 @@
 
 #include "kernels/common/axes.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/int_arith.h"
 #include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
@@ -80,8 +81,8 @@ class CumSumKernel : public Kernel {
             int64_t k = reverse_ ? len - 1 - s : s;
             int64_t off = (o * len + k) * inner + i;
             T v = px[off];
-            if (exclusive_) { py[off] = run; run = static_cast<T>(run + v); }
-            else { run = static_cast<T>(run + v); py[off] = run; }
+            if (exclusive_) { py[off] = run; run = wrap_add(run, v); }
+            else { run = wrap_add(run, v); py[off] = run; }
           }
         }
     });

@@ -6,6 +6,7 @@
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/int_arith.h"
 #include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/elementwise_loops.h"
@@ -46,9 +47,9 @@ class ArithKernel : public Kernel {
     dispatch_numeric(a.dtype(), w, [&](auto tag) {
       using T = typename decltype(tag)::type;
       binary_loop<T, T, T>(a, b, y, [&](T p, T q) -> T {
-        if constexpr (K == ArithOp::Add) return static_cast<T>(p + q);
-        else if constexpr (K == ArithOp::Sub) return static_cast<T>(p - q);
-        else if constexpr (K == ArithOp::Mul) return static_cast<T>(p * q);
+        if constexpr (K == ArithOp::Add) return wrap_add(p, q);
+        else if constexpr (K == ArithOp::Sub) return wrap_sub(p, q);
+        else if constexpr (K == ArithOp::Mul) return wrap_mul(p, q);
         else {
           check_int_divisor(p, q, w);
           return static_cast<T>(p / q);
@@ -105,7 +106,7 @@ class ModKernel : public Kernel {
           check_int_divisor(p, q, w);
           T r = static_cast<T>(p % q);
           if constexpr (std::is_signed_v<T>)
-            if (!fmod_ && r != 0 && ((r < 0) != (q < 0))) r = static_cast<T>(r + q);
+            if (!fmod_ && r != 0 && ((r < 0) != (q < 0))) r = wrap_add(r, q);
           return r;
         }
       });
@@ -162,7 +163,7 @@ class PReluKernel : public Kernel {
     Tensor& y = ctx.output(0, broadcast_shapes({x.shape(), s.shape()}, w), x.dtype());
     dispatch_signed(x.dtype(), w, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      binary_loop<T, T, T>(x, s, y, [](T v, T k) { return v < T(0) ? static_cast<T>(v * k) : v; });
+      binary_loop<T, T, T>(x, s, y, [](T v, T k) { return v < T(0) ? wrap_mul(v, k) : v; });
     });
   }
   std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }

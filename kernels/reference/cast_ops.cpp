@@ -2,6 +2,8 @@
 // string. float16 rounds to nearest even; bfloat16 truncates (as ONNX's reference at opset <= 17
 // and its test data do). Strings print the shortest text that reads back to the same value.
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -52,6 +54,18 @@ T string_to_number(const std::string& s) {
   else return static_cast<T>(std::strtoull(s.c_str(), nullptr, 10));
 }
 
+// static_cast, except that floating values going to an integer type saturate (NaN gives 0)
+// instead of being undefined behaviour when out of range.
+template <class D, class S>
+D convert(S v) {
+  if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D> && !std::is_same_v<D, bool>) {
+    if (std::isnan(v)) return D(0);
+    if (v <= static_cast<S>(std::numeric_limits<D>::lowest())) return std::numeric_limits<D>::lowest();
+    if (v >= static_cast<S>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+  }
+  return static_cast<D>(v);
+}
+
 bool is_half(DataType t) { return t == DataType::Float16 || t == DataType::BFloat16; }
 
 void cast_tensor(const Tensor& x, Tensor& y, const std::string& w) {
@@ -97,12 +111,12 @@ void cast_tensor(const Tensor& x, Tensor& y, const std::string& w) {
     if (from == DataType::String) {
       for (int64_t i = 0; i < n; ++i) py[i] = string_to_number<D>(x.string_data()[i]);
     } else if (is_half(from)) {
-      for (int64_t i = 0; i < n; ++i) py[i] = static_cast<D>(load_half(x, i));
+      for (int64_t i = 0; i < n; ++i) py[i] = convert<D>(load_half(x, i));
     } else {
       dispatch_numeric_bool(from, w, [&](auto stag) {
         using S = typename decltype(stag)::type;
         const S* px = x.data<S>();
-        for (int64_t i = 0; i < n; ++i) py[i] = static_cast<D>(px[i]);
+        for (int64_t i = 0; i < n; ++i) py[i] = convert<D>(px[i]);
       });
     }
   });

@@ -64,6 +64,8 @@ class GatherElementsKernel : public Kernel {
     const int rank = x.rank();
     if (it.rank() != rank) throw_bad_input(w + ": indices rank differs from data rank");
     const int64_t axis = normalize_axis(axis_, rank, w);
+    for (int d = 0; d < rank; ++d)
+      if (d != axis && it.dim(d) > x.dim(d)) throw_bad_input(w + ": indices dim " + std::to_string(d) + " exceeds the data's");
     Tensor& y = ctx.output(0, it.shape(), x.dtype());
     std::vector<int64_t> st = row_major_strides(x.shape()), counter(rank, 0);
     const int64_t n = it.numel();
@@ -201,6 +203,8 @@ class ScatterElementsKernel : public Kernel {
     if (upd.shape() != it.shape() || it.rank() != rank) throw_bad_input(w + ": indices and updates shapes differ");
     if (upd.dtype() != x.dtype()) throw_bad_input(w + ": updates type differs from data type");
     const int64_t axis = normalize_axis(axis_, rank, w);
+    for (int d = 0; d < rank; ++d)
+      if (d != axis && it.dim(d) > x.dim(d)) throw_bad_input(w + ": indices dim " + std::to_string(d) + " exceeds the data's");
     Tensor& y = ctx.output(0, x.shape(), x.dtype());
     copy_block(x, 0, y, 0, x.numel());
     std::vector<int64_t> st = row_major_strides(x.shape()), counter(rank, 0);

@@ -9,6 +9,7 @@
 #include "kernels/common/axes.h"
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/int_arith.h"
 #include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
@@ -76,12 +77,12 @@ class ReduceKernel : public Kernel {
       for (int64_t i = 0; i < n; ++i, it.next()) {
         Acc v = static_cast<Acc>(px[i]);
         Acc& a = acc[it.offset(0)];
-        if constexpr (K == Red::Sum || K == Red::Mean || K == Red::LogSum) a += v;
+        if constexpr (K == Red::Sum || K == Red::Mean || K == Red::LogSum) a = wrap_add(a, v);
         else if constexpr (K == Red::Max) a = (std::is_floating_point_v<T> && std::isnan(static_cast<double>(v))) || v > a ? v : a;
         else if constexpr (K == Red::Min) a = (std::is_floating_point_v<T> && std::isnan(static_cast<double>(v))) || v < a ? v : a;
-        else if constexpr (K == Red::Prod) a *= v;
-        else if constexpr (K == Red::L1) a += (v < Acc(0) ? Acc(0) - v : v);
-        else if constexpr (K == Red::L2 || K == Red::SumSquare) a += v * v;
+        else if constexpr (K == Red::Prod) a = wrap_mul(a, v);
+        else if constexpr (K == Red::L1) a = wrap_add(a, v < Acc(0) ? wrap_sub(Acc(0), v) : v);
+        else if constexpr (K == Red::L2 || K == Red::SumSquare) a = wrap_add(a, wrap_mul(v, v));
         else a += static_cast<Acc>(std::exp(static_cast<double>(v - shift[it.offset(0)])));
       }
       T* py = y.data<T>();

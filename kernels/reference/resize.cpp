@@ -6,6 +6,7 @@
 //   renormalizes), and tf_crop_and_resize writes extrapolation_value when x_ori leaves the input.
 // Upsample and Resize-10 are asymmetric, with nearest rounding down.
 #include <cmath>
+#include <limits>
 #include <algorithm>
 
 #include "kernels/common/axes.h"
@@ -103,7 +104,7 @@ class ResizeKernel : public Kernel {
     if (static_cast<int>(scales.size()) != rank) throw_bad_input(w + ": scales length does not match the input rank");
     bool from_sizes = !legacy_ && optional_input(ctx, 3) && optional_input(ctx, 3)->numel() > 0;
     for (int d = 0; d < rank; ++d) {
-      if (scales[d] <= 0) throw_bad_input(w + ": scales must be positive");
+      if (!(scales[d] > 0) || !std::isfinite(scales[d])) throw_bad_input(w + ": scales must be positive and finite");
       if (!from_sizes) out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d] + 1e-9));
     }
     if (coord_ == Coord::TfCropAndResize && static_cast<int>(roi.size()) != 2 * rank)
@@ -153,7 +154,9 @@ class ResizeKernel : public Kernel {
       const int64_t n = y.numel();
       for (int64_t i = 0; i < n; ++i) {
         double v = buf[i];
-        if constexpr (std::is_integral_v<T>) v = std::nearbyint(v);
+        if constexpr (std::is_integral_v<T>)  // round, and saturate cubic overshoot
+          v = std::clamp(std::nearbyint(v), static_cast<double>(std::numeric_limits<T>::lowest()),
+                         static_cast<double>(std::numeric_limits<T>::max()));
         py[i] = static_cast<T>(v);
       }
       if (coord_ == Coord::TfCropAndResize) {

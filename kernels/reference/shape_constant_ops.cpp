@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/int_arith.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
 
@@ -88,11 +89,14 @@ class RangeKernel : public Kernel {
       const T s = start.data<T>()[0], l = limit.data<T>()[0], d = delta.data<T>()[0];
       if (d == T(0)) throw_bad_input(w + ": delta is 0");
       const double count = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
-      const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+      if (!(count < 4e12)) {
+        if (count > 0 || std::isnan(count)) throw_bad_input(w + ": Range would have " + std::to_string(count) + " elements");
+      }
+      const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
       Tensor& y = ctx.output(0, {n}, start.dtype());
       T* py = y.data<T>();
       T v = s;
-      for (int64_t i = 0; i < n; ++i, v = static_cast<T>(v + d)) py[i] = v;
+      for (int64_t i = 0; i < n; ++i, v = wrap_add(v, d)) py[i] = v;
     });
   }
 };

@@ -52,7 +52,10 @@ class SliceKernel : public Kernel {
       if (s < 0) s = s < std::numeric_limits<int64_t>::min() + dim ? std::numeric_limits<int64_t>::min() : s + dim;
       if (e < 0) e = e < std::numeric_limits<int64_t>::min() + dim ? std::numeric_limits<int64_t>::min() : e + dim;
       int64_t count;
-      if (st > 0) {
+      if (dim == 0) {
+        count = 0;
+        s = 0;
+      } else if (st > 0) {
         s = std::clamp<int64_t>(s, 0, dim);
         e = std::clamp<int64_t>(e, 0, dim);
         count = e > s ? (e - s + st - 1) / st : 0;

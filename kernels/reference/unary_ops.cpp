@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/int_arith.h"
 #include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/elementwise_loops.h"
@@ -75,7 +76,7 @@ FUSOR_SIMPLE_UNARY(AsinhOp, std::asinh(x))
 FUSOR_SIMPLE_UNARY(AcoshOp, std::acosh(x))
 FUSOR_SIMPLE_UNARY(AtanhOp, std::atanh(x))
 FUSOR_SIMPLE_UNARY(ReluOp, x > T(0) ? x : T(0))
-FUSOR_SIMPLE_UNARY(NegOp, static_cast<T>(-x))
+FUSOR_SIMPLE_UNARY(NegOp, wrap_sub(T(0), x))
 FUSOR_SIMPLE_UNARY(NotOp, !x)
 #undef FUSOR_SIMPLE_UNARY
 
@@ -83,7 +84,7 @@ struct AbsOp {
   explicit AbsOp(const KernelInfo&) {}
   template <class T> T operator()(T x) const {
     if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < T(0) ? static_cast<T>(-x) : x;
+    else return x < T(0) ? wrap_sub(T(0), x) : x;
   }
 };
 

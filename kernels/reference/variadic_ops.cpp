@@ -6,6 +6,7 @@
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/int_arith.h"
 #include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
@@ -47,7 +48,7 @@ class VariadicKernel : public Kernel {
           if (k == 0) { py[i] = v; continue; }
           if constexpr (K == Var::Min) py[i] = (std::is_floating_point_v<T> && std::isnan(v)) ? v : std::min(py[i], v);
           else if constexpr (K == Var::Max) py[i] = (std::is_floating_point_v<T> && std::isnan(v)) ? v : std::max(py[i], v);
-          else py[i] = static_cast<T>(py[i] + v);
+          else py[i] = wrap_add(py[i], v);
         }
       }
       if constexpr (K == Var::Mean) {

@@ -38,6 +38,16 @@ TEST(RefElementwise, SubMulDivOnInts) {
   EXPECT_THROW(run_op("Div", {&a, &z}), Error);  // integer division by zero is an error, not a crash
 }
 
+TEST(RefElementwise, IntegerOverflowWrapsAndCastSaturates) {
+  Tensor a = Tensor::from_vector<int32_t>({2}, {2147483647, -2147483647 - 1});
+  Tensor one = Tensor::from_vector<int32_t>({1}, {1});
+  EXPECT_EQ(values(run_op("Add", {&a, &one})[0]), (std::vector<double>{-2147483648.0, -2147483647.0}));
+  EXPECT_EQ(values(run_op("Neg", {&a})[0]), (std::vector<double>{-2147483647.0, -2147483648.0}));
+  Tensor f = Tensor::from_vector<float>({3}, {std::nanf(""), 1e20f, -1e20f});
+  auto c = run_op("Cast", {&f}, {Attribute::make_int("to", static_cast<int64_t>(DataType::Int32))});
+  EXPECT_EQ(values(c[0]), (std::vector<double>{0, 2147483647.0, -2147483648.0}));
+}
+
 TEST(RefElementwise, MixedTypesAreRejected) {
   Tensor a = Tensor::from_vector<float>({1}, {1});
   Tensor b = Tensor::from_vector<int64_t>({1}, {1});

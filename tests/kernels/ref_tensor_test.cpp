@@ -117,6 +117,9 @@ TEST(RefTensor, SliceClampsAndSteps) {
   EXPECT_EQ(values(run_op("Slice", {&x, &s2, &e2, &ax, &st})[0]), (std::vector<double>{8, 5, 2}));
   auto old = run_op("Slice", {&x}, {Attribute::make_ints("starts", {2}), Attribute::make_ints("ends", {4})}, 1, 9);
   EXPECT_EQ(values(old[0]), (std::vector<double>{2, 3}));
+  Tensor empty(DataType::Float, {0, 2});
+  Tensor es = ints({-1}), ee = ints({-100}), eax = ints({0}), est = ints({-1});
+  EXPECT_EQ(run_op("Slice", {&empty, &es, &ee, &eax, &est})[0].shape(), (Shape{0, 2}));
   Tensor m = iota_f({3, 4});
   Tensor ms = ints({1}), me = ints({3}), max = ints({1});
   auto cols = run_op("Slice", {&m, &ms, &me, &max});
@@ -134,6 +137,8 @@ TEST(RefTensor, GatherFamilies) {
   EXPECT_THROW(run_op("Gather", {&x, &oob}), Error);
   Tensor ei = Tensor::from_vector<int64_t>({1, 2}, {1, 0});
   EXPECT_EQ(values(run_op("GatherElements", {&x, &ei}, {Attribute::make_int("axis", 1)})[0]), (std::vector<double>{1, 0}));
+  Tensor wide = Tensor::from_vector<int64_t>({1, 3}, {0, 0, 0});  // 3 columns > the data's 2
+  EXPECT_THROW(run_op("GatherElements", {&x, &wide}, {Attribute::make_int("axis", 0)}), Error);
   Tensor nd = Tensor::from_vector<int64_t>({2, 2}, {2, 1, 0, 0});
   EXPECT_EQ(values(run_op("GatherND", {&x, &nd})[0]), (std::vector<double>{5, 0}));
 }
