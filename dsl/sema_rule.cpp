@@ -16,6 +16,12 @@ void Sema::check_rule(RuleDecl& r) {
   Scope sc;
   place_ = Place::Match;
   if (r.match.empty()) diags_.error(r.loc, "rule " + quote(r.name) + " matches nothing: its match block is empty");
+  if (!r.match.empty()) {
+    const auto& outs = r.match.back().outputs;
+    if (std::all_of(outs.begin(), outs.end(), [](const OutputName& o) { return o.name == "_"; }))
+      diags_.error(r.match.back().loc, "the root statement (the last of the match) names no output, so the rewrite has "
+                                       "nothing to replace");
+  }
   const size_t errors_before_match = diags_.error_count();
   for (auto& s : r.match) match_statement(s, sc);
   if (diags_.error_count() == errors_before_match) check_connected(r.match);  // no cascades
