@@ -94,7 +94,12 @@ struct Expr {
     Eq, Ne, Lt, Le, Gt, Ge,
     And, Or, Not,
     In,          // kids[0] in kids[1]
-    Compose, Iota, Inverse, Len,
+    Compose,     // r[i] = p[q[i]]
+    Iota, Inverse, Len,
+    Permute,     // r[i] = xs[p[i]]
+    RemapAxes,   // r[i] = j where p[j] == axes[i]
+    Absent,      // absent(x): var bound to an absent optional input
+    ValueOf,     // value(x): a constant's elements as a flat list
     Var,         // a var reference, used as an argument of IsConst
   };
   Op op = Op::Number;

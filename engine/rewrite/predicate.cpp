@@ -1,5 +1,6 @@
 #include "engine/rewrite/predicate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -256,6 +257,37 @@ PValue eval_expr(const Expr& e, const Pattern& pat, const Match& m, MatchEnv& en
       std::vector<int64_t> inv(a.size());
       for (size_t i = 0; i < a.size(); ++i) inv[a[i]] = static_cast<int64_t>(i);
       return int_list(inv);
+    }
+    case Expr::Op::Permute: {
+      PValue xs = kid(0);
+      std::vector<int64_t> perm;
+      if (xs.kind != K::List || !as_perm(kid(1), perm) || perm.size() != xs.list.size()) return PValue::unknown();
+      PValue r; r.kind = K::List;
+      for (int64_t i : perm) r.list.push_back(xs.list[i]);
+      return r;
+    }
+    case Expr::Op::RemapAxes: {
+      PValue axes = kid(0);
+      std::vector<int64_t> perm;
+      if (axes.kind != K::List || !axes.known() || !as_perm(kid(1), perm)) return PValue::unknown();
+      std::vector<int64_t> r;
+      for (const PValue& a : axes.list) {
+        auto it = std::find(perm.begin(), perm.end(), static_cast<int64_t>(a.num));
+        if (it == perm.end()) return PValue::unknown();
+        r.push_back(it - perm.begin());
+      }
+      return int_list(r);
+    }
+    case Expr::Op::Absent: {
+      int var = e.var >= 0 ? e.var : (e.kids.empty() ? -1 : e.kids[0].var);
+      return PValue::boolean(var >= 0 && m.is_absent(var));
+    }
+    case Expr::Op::ValueOf: {
+      TensorPtr t = constant_of(g, value_of(e.var));
+      if (!t || t->dtype() == DataType::String || t->numel() > 1 << 16) return PValue::unknown();
+      PValue r; r.kind = K::List;
+      for (int64_t i = 0; i < t->numel(); ++i) r.list.push_back(PValue::number(t->as_double(i)));
+      return r;
     }
     case Expr::Op::Len: {
       PValue l = kid(0);

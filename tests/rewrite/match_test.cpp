@@ -5,6 +5,7 @@
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/match.h"
 #include "engine/rewrite/normalize.h"
+#include "engine/rewrite/predicate.h"
 #include "engine/rewrite/runner.h"
 #include "test_util.h"
 
@@ -296,4 +297,45 @@ TEST(Normalize, NegativeAxesOmittedPermAndReduceAxesInput) {
   EXPECT_EQ(rm.attr("axes")->ints, (std::vector<int64_t>{2}));
   EXPECT_EQ(rm.inputs.size(), 1u);
   EXPECT_EQ(norm.get(b.find("sm")).attr("axis")->i, 2);
+}
+
+TEST(Predicate, PermutationBuiltinsAndUnknowns) {
+  GB b;
+  ValueId x = b.input("x", {2, 3, 4});
+  ValueId sym = b.g.add_value("s");
+  b.g.value(sym).type.elem = DataType::Float;
+  b.g.value(sym).type.has_shape = true;
+  b.g.value(sym).type.dims = {Dim::symbol("N"), Dim::known(8)};
+  b.g.add_input(sym);
+  Pattern p;
+  int xv = p.add_var("x"), sv = p.add_var("s");
+  Match m;
+  m.vars = {x, sym};
+  m.bound = {1, 1};
+  m.tails.resize(2);
+  NormCache norm(b.g);
+  MatchEnv env{b.g, norm, 17};
+  auto list = [](std::vector<double> v) {
+    std::vector<Expr> k;
+    for (double d : v) k.push_back(Expr::num(d));
+    return Expr::call(Expr::Op::List, k);
+  };
+  auto eval = [&](const Expr& e) { return eval_expr(e, p, m, env).repr(); };
+  EXPECT_EQ(eval(Expr::call(Expr::Op::Compose, {list({1, 2, 0}), list({2, 0, 1})})), "[0, 1, 2]");
+  EXPECT_EQ(eval(Expr::call(Expr::Op::Inverse, {list({1, 2, 0})})), "[2, 0, 1]");
+  EXPECT_EQ(eval(Expr::call(Expr::Op::Permute, {Expr::of_var(Expr::Op::Shape, xv), list({2, 0, 1})})), "[4, 2, 3]");
+  EXPECT_EQ(eval(Expr::call(Expr::Op::RemapAxes, {list({2}), list({2, 0, 1})})), "[0]");
+  // shape(s)[0] is symbolic: comparisons on it are unknown, and unknown is false at the top,
+  // also under negation.
+  Expr dim0 = Expr::call(Expr::Op::Index, {Expr::of_var(Expr::Op::Shape, sv), Expr::num(0)});
+  Expr eq = Expr::call(Expr::Op::Eq, {dim0, Expr::num(1)});
+  EXPECT_FALSE(eval_predicate(eq, p, m, env));
+  EXPECT_FALSE(eval_predicate(Expr::call(Expr::Op::Not, {eq}), p, m, env));
+  Expr dim1 = Expr::call(Expr::Op::Index, {Expr::of_var(Expr::Op::Shape, sv), Expr::num(1)});
+  EXPECT_TRUE(eval_predicate(Expr::call(Expr::Op::Eq, {Expr::call(Expr::Op::Mod, {dim1, Expr::num(8)}), Expr::num(0)}), p, m, env));
+  // false && unknown is false; true || unknown is true.
+  EXPECT_TRUE(eval_predicate(Expr::call(Expr::Op::Not, {Expr::call(Expr::Op::And, {Expr::boolean_(false), eq})}), p, m, env));
+  EXPECT_TRUE(eval_predicate(Expr::call(Expr::Op::Or, {Expr::boolean_(true), eq}), p, m, env));
+  EXPECT_TRUE(eval_predicate(Expr::call(Expr::Op::Eq, {Expr::of_var(Expr::Op::DType, xv), Expr::dtype_name(DataType::Float)}), p, m, env));
+  EXPECT_TRUE(eval_predicate(Expr::call(Expr::Op::In, {Expr::op_name(op("Relu")), Expr::call(Expr::Op::List, {Expr::op_name(op("Clip")), Expr::op_name(op("Relu"))})}), p, m, env));
 }
