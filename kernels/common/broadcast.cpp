@@ -36,30 +36,42 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
 }
 
 BroadcastIndex::BroadcastIndex(const Shape& out, const std::vector<Shape>& inputs)
-    : out_(out), counter_(out.size(), 0), offsets_(inputs.size(), 0),
-      rank_(static_cast<int>(out.size())), n_(static_cast<int>(inputs.size())) {
-  strides_.assign(static_cast<size_t>(rank_) * n_, 0);
+    : offsets_(inputs.size(), 0), n_(static_cast<int>(inputs.size())) {
+  const int full = static_cast<int>(out.size());
+  // Per full dim, each input's stride (0 where it broadcasts).
+  std::vector<int64_t> full_strides(static_cast<size_t>(full) * n_, 0);
   for (int i = 0; i < n_; ++i) {
     const Shape& s = inputs[i];
-    int off = rank_ - static_cast<int>(s.size());
+    const int off = full - static_cast<int>(s.size());
     int64_t stride = 1;
     for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
-      strides_[static_cast<size_t>(i) * rank_ + off + d] = s[d] == 1 ? 0 : stride;
+      full_strides[static_cast<size_t>(off + d) * n_ + i] = s[d] == 1 ? 0 : stride;
       stride *= s[d];
     }
   }
-}
-
-void BroadcastIndex::next() {
-  for (int d = rank_ - 1; d >= 0; --d) {
-    if (++counter_[d] < out_[d]) {
-      for (int i = 0; i < n_; ++i) offsets_[i] += strides_[static_cast<size_t>(i) * rank_ + d];
-      return;
+  // Merge from the innermost dim outwards; built reversed, then flipped.
+  std::vector<int64_t> dims, strides;  // strides: n_ per merged dim
+  for (int d = full - 1; d >= 0; --d) {
+    if (out[d] == 1) continue;
+    const int64_t* st = &full_strides[static_cast<size_t>(d) * n_];
+    bool merge = !dims.empty();
+    for (int i = 0; merge && i < n_; ++i) {
+      const int64_t inner = strides[strides.size() - n_ + i];
+      merge = st[i] == inner * dims.back();
     }
-    // Wrap this dim: rewind the offsets it added.
-    for (int i = 0; i < n_; ++i) offsets_[i] -= strides_[static_cast<size_t>(i) * rank_ + d] * (out_[d] - 1);
-    counter_[d] = 0;
+    if (merge) {
+      dims.back() *= out[d];
+      continue;
+    }
+    dims.push_back(out[d]);
+    strides.insert(strides.end(), st, st + n_);
   }
+  rank_ = static_cast<int>(dims.size());
+  out_.assign(dims.rbegin(), dims.rend());
+  strides_.resize(strides.size());
+  for (int d = 0; d < rank_; ++d)
+    for (int i = 0; i < n_; ++i) strides_[static_cast<size_t>(d) * n_ + i] = strides[static_cast<size_t>(rank_ - 1 - d) * n_ + i];
+  counter_.assign(rank_, 0);
 }
 
 }  // namespace fusor

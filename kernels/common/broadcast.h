@@ -4,6 +4,8 @@
 //   BroadcastIndex it(out, {a.shape(), b.shape()});
 //   for (int64_t o = 0; o < n; ++o, it.next()) y[o] = f(pa[it.offset(0)], pb[it.offset(1)]);
 //
+// or, faster, row by row (see row_length / row_stride / next_row).
+//
 // BroadcastIndex walks the output in row-major order and keeps, for every input, the flat offset
 // of the element that broadcasts to the current output element (O(1) amortized per step).
 // Unidirectional broadcasting (Expand, PRelu's slope) is the same walk with one input.
@@ -25,12 +27,42 @@ class BroadcastIndex {
   BroadcastIndex(const Shape& out, const std::vector<Shape>& inputs);
   int64_t offset(int i) const { return offsets_[i]; }
   // Advances to the next output element (row-major).
-  void next();
+  void next() {
+    for (int d = rank_ - 1; d >= 0; --d) {
+      const int64_t* st = &strides_[static_cast<size_t>(d) * n_];
+      if (++counter_[d] < out_[d]) {
+        for (int i = 0; i < n_; ++i) offsets_[i] += st[i];
+        return;
+      }
+      // Wrap this dim: rewind the offsets it added.
+      for (int i = 0; i < n_; ++i) offsets_[i] -= st[i] * (out_[d] - 1);
+      counter_[d] = 0;
+    }
+  }
+
+  // Row-wise walking, for tight inner loops: the output is a sequence of rows of row_length()
+  // elements; within a row, input i advances by row_stride(i) (0 or its contiguous stride).
+  // offset(i) is the row's start while walking with next_row() (do not mix with next()).
+  int64_t row_length() const { return rank_ ? out_[rank_ - 1] : 1; }
+  int64_t row_stride(int i) const { return rank_ ? strides_[static_cast<size_t>(rank_ - 1) * n_ + i] : 0; }
+  void next_row() {
+    for (int d = rank_ - 2; d >= 0; --d) {
+      const int64_t* st = &strides_[static_cast<size_t>(d) * n_];
+      if (++counter_[d] < out_[d]) {
+        for (int i = 0; i < n_; ++i) offsets_[i] += st[i];
+        return;
+      }
+      for (int i = 0; i < n_; ++i) offsets_[i] -= st[i] * (out_[d] - 1);
+      counter_[d] = 0;
+    }
+  }
 
  private:
+  // Dims of size 1 are dropped and adjacent dims that every input walks the same way (both
+  // broadcast, or both contiguous) are merged, so rows are as long as possible.
   Shape out_;
   std::vector<int64_t> counter_;
-  // strides_[i * rank + d]: input i's element stride along output dim d (0 where broadcast).
+  // strides_[d * n + i]: input i's element stride along (merged) output dim d (0 where broadcast).
   std::vector<int64_t> strides_;
   std::vector<int64_t> offsets_;
   int rank_ = 0;

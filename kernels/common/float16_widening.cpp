@@ -18,7 +18,8 @@ class WideningContext : public KernelContext {
         Tensor w(DataType::Float, t->shape());
         const uint16_t* p = t->data<uint16_t>();
         float* q = w.data<float>();
-        for (int64_t k = 0; k < t->numel(); ++k)
+        const int64_t n = t->numel();
+        for (int64_t k = 0; k < n; ++k)
           q[k] = t->dtype() == DataType::Float16 ? half_to_float(p[k]) : bfloat16_to_float(p[k]);
         wide_.push_back(std::move(w));
       } else {
@@ -52,7 +53,8 @@ class WideningContext : public KernelContext {
       Tensor& out = outer_.output(static_cast<int>(i), w.shape(), half_type_);
       const float* p = w.data<float>();
       uint16_t* q = out.data<uint16_t>();
-      for (int64_t k = 0; k < w.numel(); ++k)
+      const int64_t n = w.numel();
+      for (int64_t k = 0; k < n; ++k)
         q[k] = half_type_ == DataType::Float16 ? float_to_half(p[k]) : float_to_bfloat16(p[k]);
     }
   }

@@ -25,7 +25,7 @@ inline uint16_t float_to_bfloat16_truncate(float f) {
 
 // Reads element i of a float16/bfloat16 tensor as float.
 float load_half(const Tensor& x, int64_t i) {
-  uint16_t h = x.data<uint16_t>()[i];
+  uint16_t h = static_cast<const uint16_t*>(x.raw())[i];
   return x.dtype() == DataType::Float16 ? half_to_float(h) : bfloat16_to_float(h);
 }
 
@@ -84,7 +84,8 @@ void cast_tensor(const Tensor& x, Tensor& y, const std::string& w) {
     }
     dispatch_numeric_bool(from, w, [&](auto tag) {
       using S = typename decltype(tag)::type;
-      for (int64_t i = 0; i < n; ++i) out[i] = number_to_string(x.data<S>()[i]);
+      const S* px = x.data<S>();
+      for (int64_t i = 0; i < n; ++i) out[i] = number_to_string(px[i]);
     });
     return;
   }
@@ -100,7 +101,8 @@ void cast_tensor(const Tensor& x, Tensor& y, const std::string& w) {
     } else {
       dispatch_numeric_bool(from, w, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        for (int64_t i = 0; i < n; ++i) store(i, static_cast<float>(x.data<S>()[i]));
+        const S* px = x.data<S>();
+        for (int64_t i = 0; i < n; ++i) store(i, static_cast<float>(px[i]));
       });
     }
     return;

@@ -34,8 +34,25 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& y, F&& f) {
     const TA s = pa[0];
     for (int64_t i = 0; i < n; ++i) py[i] = f(s, pb[i]);
   } else {
+    // Row by row: within a row each input is either contiguous (stride 1) or one repeated value.
     BroadcastIndex it(y.shape(), {a.shape(), b.shape()});
-    for (int64_t i = 0; i < n; ++i, it.next()) py[i] = f(pa[it.offset(0)], pb[it.offset(1)]);
+    const int64_t len = it.row_length(), sa = it.row_stride(0), sb = it.row_stride(1);
+    for (int64_t i = 0; i < n; i += len, it.next_row()) {
+      const TA* ra = pa + it.offset(0);
+      const TB* rb = pb + it.offset(1);
+      TY* ry = py + i;
+      if (sa == 1 && sb == 1) {
+        for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j], rb[j]);
+      } else if (sa == 1 && sb == 0) {
+        const TB q = rb[0];
+        for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j], q);
+      } else if (sa == 0 && sb == 1) {
+        const TA p = ra[0];
+        for (int64_t j = 0; j < len; ++j) ry[j] = f(p, rb[j]);
+      } else {
+        for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j * sa], rb[j * sb]);
+      }
+    }
   }
 }
 

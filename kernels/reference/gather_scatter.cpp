@@ -208,7 +208,8 @@ class ScatterElementsKernel : public Kernel {
     Tensor& y = ctx.output(0, x.shape(), x.dtype());
     copy_block(x, 0, y, 0, x.numel());
     std::vector<int64_t> st = row_major_strides(x.shape()), counter(rank, 0);
-    for (int64_t i = 0; i < it.numel(); ++i) {
+    const int64_t n = it.numel();
+    for (int64_t i = 0; i < n; ++i) {
       int64_t off = 0;
       for (int d = 0; d < rank; ++d) off += (d == axis ? checked_index(idx[i], x.dim(d), w) : counter[d]) * st[d];
       combine(red_, upd, i, y, off, 1, w);

@@ -33,7 +33,8 @@ class NonZeroKernel : public Kernel {
     dispatch_numeric_bool(x.dtype(), w, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i)
+      const int64_t n = x.numel();
+      for (int64_t i = 0; i < n; ++i)
         if (px[i] != T(0)) hits.push_back(i);
     });
     const int64_t rank = x.rank(), nnz = static_cast<int64_t>(hits.size());
@@ -166,7 +167,8 @@ class ReverseSequenceKernel : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t n = x.numel();
+      for (int64_t i = 0; i < n; ++i) {
         const int64_t t = counter[ta], len = std::clamp<int64_t>(lens[counter[ba]], 0, tlen);
         const int64_t src = t < len ? i + (len - 1 - 2 * t) * st[ta] : i;
         py[i] = px[src];

@@ -28,7 +28,8 @@ class CompareKernel : public Kernel {
       const auto& sb = b.string_data();
       bool* py = y.data<bool>();
       BroadcastIndex it(y.shape(), {a.shape(), b.shape()});
-      for (int64_t i = 0; i < y.numel(); ++i, it.next()) py[i] = sa[it.offset(0)] == sb[it.offset(1)];
+      const int64_t n = y.numel();
+      for (int64_t i = 0; i < n; ++i, it.next()) py[i] = sa[it.offset(0)] == sb[it.offset(1)];
       return;
     }
     dispatch_numeric_bool(a.dtype(), w, [&](auto tag) {

@@ -130,10 +130,32 @@ class ResizeKernel : public Kernel {
     Tensor& y = ctx.output(0, out, x.dtype());
     dispatch_numeric(x.dtype(), w, [&](auto tag) {
       using T = typename decltype(tag)::type;
+      T* py = y.data<T>();
+      const int64_t n = y.numel();
+      if (mode_ == Mode::Nearest && coord_ != Coord::TfCropAndResize) {
+        // Each output element copies one input element: walk the output with per-dim offsets.
+        const std::vector<int64_t> st = row_major_strides(x.shape());
+        const T* px = x.data<T>();
+        std::vector<int64_t> counter(rank, 0);
+        std::vector<int64_t> base(rank + 1, 0);  // base[d]: offset contributed by dims < d
+        for (int64_t i = 0; i < n;) {
+          for (int d = 0; d < rank - 1; ++d) base[d + 1] = base[d] + contrib[d][counter[d]][0].index * st[d];
+          const int64_t last = rank - 1, row = rank ? out[last] : 1;
+          for (int64_t j = 0; j < row; ++j, ++i)
+            py[i] = rank ? px[base[last] + contrib[last][j][0].index] : px[0];
+          for (int d = rank - 2; d >= 0; --d) {
+            if (++counter[d] < out[d]) break;
+            counter[d] = 0;
+          }
+        }
+        return;
+      }
       // Separable: one 1-D pass per resized dim over double intermediates in scratch memory.
       Shape cur = x.shape();
       double* buf = static_cast<double*>(ctx.scratch(static_cast<size_t>(std::max<int64_t>(x.numel(), 1)) * sizeof(double)));
-      for (int64_t i = 0; i < x.numel(); ++i) buf[i] = static_cast<double>(x.data<T>()[i]);
+      const T* px = x.data<T>();
+      const int64_t in_n = x.numel();
+      for (int64_t i = 0; i < in_n; ++i) buf[i] = static_cast<double>(px[i]);
       for (int d = 0; d < rank; ++d) {
         if (identity[d]) continue;
         const int64_t outer = dims_product(cur, 0, d), inner = dims_product(cur, d + 1, rank), in_len = cur[d];
@@ -150,8 +172,6 @@ class ResizeKernel : public Kernel {
           }
         buf = next;
       }
-      T* py = y.data<T>();
-      const int64_t n = y.numel();
       for (int64_t i = 0; i < n; ++i) {
         double v = buf[i];
         if constexpr (std::is_integral_v<T>)  // round, and saturate cubic overshoot

@@ -48,7 +48,9 @@ class SizeKernel : public Kernel {
 void fill_with(Tensor& y, const Tensor& value) {
   const size_t es = dtype_size(value.dtype());
   char* p = static_cast<char*>(y.raw());
-  for (int64_t i = 0; i < y.numel(); ++i) std::memcpy(p + i * es, value.raw(), es);
+  const char* v = static_cast<const char*>(value.raw());
+  const int64_t n = y.numel();
+  for (int64_t i = 0; i < n; ++i) std::memcpy(p + i * es, v, es);
 }
 
 class ConstantOfShapeKernel : public Kernel {
