@@ -1,0 +1,217 @@
+// LayerNorm, RMSNorm and SkipLayerNorm (the last axes from `axis` on are one normalized row).
+//   reference: LayerNorm and SkipLayerNorm through ONNX's Add and LayerNormalization reference
+//              kernels; RMSNorm as a plain loop in double.
+//   fast:      one sweep per row: the row is read from memory once (SkipLayerNorm forms
+//              X + Skip + Bias as it reads, into its output), its statistics are taken while it
+//              is in L1 (8-lane partial sums the compiler vectorizes), and the normalized row is
+//              written. Threaded over rows. float32, Scale/B/Gamma/Beta/Bias of one row's size;
+//              anything else goes to the reference.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/float16_widening.h"
+#include "kernels/fused/common.h"
+#include "kernels/fused/inner_op.h"
+
+namespace fusor::fused {
+namespace {
+
+enum class Norm { Layer, Rms, SkipLayer };
+
+// The normalized row length for `axis` (negative counts from the end).
+int64_t row_length(const Shape& s, int64_t axis, const std::string& where) {
+  const int64_t r = static_cast<int64_t>(s.size());
+  if (axis < -r || axis >= r) throw_bad_input(where + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  if (axis < 0) axis += r;
+  int64_t n = 1;
+  for (int64_t d = axis; d < r; ++d) n *= s[d];
+  return n;
+}
+
+void check_row_param(const Tensor* t, int64_t d, const char* what, const std::string& where) {
+  if (t && t->numel() != d && t->numel() != 1)
+    throw_bad_input(where + ": " + what + " has shape " + shape_str(t->shape()) + ", expected " + std::to_string(d) +
+                    " values (one normalized row)");
+}
+
+class RefLayerNorm : public Kernel {
+ public:
+  explicit RefLayerNorm(const KernelInfo& info)
+      : ln_("LayerNormalization", 3,
+            {Attribute::make_int("axis", info.n().attr_int("axis", -1)),
+             Attribute::make_float("epsilon", info.n().attr_float("epsilon", 1e-5f))}) {}
+  void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
+    write_output(ctx, 0, ln_.run1(ctx, {&required_input(ctx, 0), &required_input(ctx, 1), optional_input(ctx, 2)}));
+  }
+
+ private:
+  InnerOp ln_;
+};
+
+class RefSkipLayerNorm : public Kernel {
+ public:
+  explicit RefSkipLayerNorm(const KernelInfo& info)
+      : add_("Add", 2),
+        ln_("LayerNormalization", 3,
+            {Attribute::make_int("axis", -1), Attribute::make_float("epsilon", info.n().attr_float("epsilon", 1e-5f))}) {}
+  void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
+    const Tensor& x = required_input(ctx, 0);
+    const Tensor* bias = optional_input(ctx, 4);
+    Tensor sum = add_.run1(ctx, {&x, &required_input(ctx, 1)});
+    if (bias) sum = add_.run1(ctx, {&sum, bias});
+    if (sum.shape() != x.shape())
+      throw_bad_input(ctx.where() + ": X + Skip + Bias has shape " + shape_str(sum.shape()) + ", not X's " + shape_str(x.shape()));
+    write_output(ctx, 0, ln_.run1(ctx, {&sum, &required_input(ctx, 2), optional_input(ctx, 3)}));
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) write_output(ctx, 1, sum);
+  }
+
+ private:
+  InnerOp add_, ln_;
+};
+
+class RefRmsNorm : public Kernel {
+ public:
+  explicit RefRmsNorm(const KernelInfo& info)
+      : axis_(info.n().attr_int("axis", -1)), eps_(info.n().attr_float("epsilon", 1e-5f)) {}
+  void compute(KernelContext& ctx) override {
+    if (has_half_input(ctx)) return compute_widened(ctx, [this](KernelContext& c) { compute(c); });
+    const Tensor& x = required_input(ctx, 0);
+    const Tensor& scale = required_input(ctx, 1);
+    const int64_t d = row_length(x.shape(), axis_, ctx.where());
+    check_row_param(&scale, d, "Scale", ctx.where());
+    if (scale.dtype() != x.dtype()) throw_bad_input(ctx.where() + ": Scale's element type differs from X's");
+    Tensor& y = ctx.output(0, x.shape(), x.dtype());
+    dispatch_float(x.dtype(), ctx.where(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      const T* ps = scale.data<T>();
+      T* py = y.data<T>();
+      const int64_t rows = d ? x.numel() / d : 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        double ms = 0;
+        for (int64_t j = 0; j < d; ++j) ms += double(px[r * d + j]) * double(px[r * d + j]);
+        ms /= double(d);
+        const double inv = 1.0 / std::sqrt(ms + double(eps_));
+        for (int64_t j = 0; j < d; ++j)
+          py[r * d + j] = static_cast<T>(double(px[r * d + j]) * inv * double(ps[scale.numel() == 1 ? 0 : j]));
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+  float eps_;
+};
+
+// Sum of x[0..n) and of (x - m)^2, as 8 independent lanes the compiler vectorizes.
+inline float lane_sum(const float* x, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += x[i + l];
+  float s = 0;
+  for (; i < n; ++i) s += x[i];
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  return s;
+}
+inline float lane_sq_dev(const float* x, int64_t n, float m) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += (x[i + l] - m) * (x[i + l] - m);
+  float s = 0;
+  for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  return s;
+}
+inline float lane_sq(const float* x, int64_t n) { return lane_sq_dev(x, n, 0.0f); }
+
+template <Norm kNorm>
+class FastNorm : public FastFusedKernel {
+ public:
+  explicit FastNorm(const KernelInfo& info)
+      : FastFusedKernel(info),
+        axis_(kNorm == Norm::SkipLayer ? -1 : info.n().attr_int("axis", -1)),
+        eps_(info.n().attr_float("epsilon", 1e-5f)) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    // Inputs by role: Skip, Scale (Gamma), shift (B / Beta), Bias.
+    const Tensor* skip = kNorm == Norm::SkipLayer ? &required_input(ctx, 1) : nullptr;
+    const Tensor& scale = required_input(ctx, kNorm == Norm::SkipLayer ? 2 : 1);
+    const Tensor* shift = kNorm == Norm::Rms ? nullptr : optional_input(ctx, kNorm == Norm::SkipLayer ? 3 : 2);
+    const Tensor* bias = kNorm == Norm::SkipLayer ? optional_input(ctx, 4) : nullptr;
+    const int64_t d = x.rank() ? row_length(x.shape(), axis_, where_) : 0;
+    auto row_sized = [&](const Tensor* t) { return !t || (t->dtype() == DataType::Float && t->numel() == d); };
+    if (x.dtype() != DataType::Float || d == 0 || !row_sized(&scale) || !row_sized(shift) || !row_sized(bias) ||
+        (skip && (skip->dtype() != DataType::Float || skip->shape() != x.shape())))
+      return fallback_->compute(ctx);
+    Tensor& y = ctx.output(0, x.shape(), DataType::Float);
+    float* sum_out = nullptr;
+    if (kNorm == Norm::SkipLayer && ctx.num_outputs() > 1 && ctx.output_wanted(1))
+      sum_out = ctx.output(1, x.shape(), DataType::Float).data<float>();
+    const float* px = x.data<float>();
+    const float* pk = skip ? skip->data<float>() : nullptr;
+    const float* pb = bias ? bias->data<float>() : nullptr;
+    const float* ps = scale.data<float>();
+    const float* ph = shift ? shift->data<float>() : nullptr;
+    float* py = y.data<float>();
+    const float eps = eps_;
+    const int64_t rows = x.numel() / d;
+    const int64_t grain = std::max<int64_t>(1, 16384 / d);
+    ctx.threads().parallel_for(rows, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = px + r * d;
+        float* yr = py + r * d;
+        const float* src = xr;
+        if constexpr (kNorm == Norm::SkipLayer) {
+          // The row's input, formed once; kept in Sum (when wanted) or in Y until overwritten.
+          float* s = sum_out ? sum_out + r * d : yr;
+          const float* kr = pk + r * d;
+          if (pb)
+            for (int64_t j = 0; j < d; ++j) s[j] = xr[j] + kr[j] + pb[j];
+          else
+            for (int64_t j = 0; j < d; ++j) s[j] = xr[j] + kr[j];
+          src = s;
+        }
+        if constexpr (kNorm == Norm::Rms) {
+          const float inv = 1.0f / std::sqrt(lane_sq(src, d) / static_cast<float>(d) + eps);
+          for (int64_t j = 0; j < d; ++j) yr[j] = src[j] * inv * ps[j];
+        } else {
+          const float mean = lane_sum(src, d) / static_cast<float>(d);
+          const float inv = 1.0f / std::sqrt(lane_sq_dev(src, d, mean) / static_cast<float>(d) + eps);
+          if (ph)
+            for (int64_t j = 0; j < d; ++j) yr[j] = (src[j] - mean) * inv * ps[j] + ph[j];
+          else
+            for (int64_t j = 0; j < d; ++j) yr[j] = (src[j] - mean) * inv * ps[j];
+        }
+      }
+    }, grain);
+  }
+
+ private:
+  int64_t axis_;
+  float eps_;
+};
+
+template <class Ref, Norm kNorm>
+void add(KernelRegistry& r, const char* name) {
+  add_fused_kernel<Ref>(r, name, "reference", 0);
+  r.add(kFusorDomain, name, "fast", kFastPriority, [](const KernelInfo& info) -> std::unique_ptr<Kernel> {
+    if (known_not_float(info, 0)) return make_reference(info);
+    return std::make_unique<FastNorm<kNorm>>(info);
+  });
+}
+
+}  // namespace
+
+void register_fused_norm_kernels(KernelRegistry& r) {
+  add<RefLayerNorm, Norm::Layer>(r, "LayerNorm");
+  add<RefRmsNorm, Norm::Rms>(r, "RMSNorm");
+  add<RefSkipLayerNorm, Norm::SkipLayer>(r, "SkipLayerNorm");
+}
+
+}  // namespace fusor::fused
