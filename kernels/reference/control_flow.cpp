@@ -91,6 +91,22 @@ Tensor take_slice(const Tensor& t, int64_t axis, int64_t index) {
   return out;
 }
 
+// Equally shaped tensors stacked along a new leading axis, into a new tensor.
+Tensor stack_front(const std::vector<Tensor>& parts, const std::string& where) {
+  const Tensor& first = parts.at(0);
+  Shape shape = first.shape();
+  shape.insert(shape.begin(), static_cast<int64_t>(parts.size()));
+  Tensor out(first.dtype(), shape);
+  char* dst = static_cast<char*>(out.raw());
+  for (const Tensor& p : parts) {
+    if (p.shape() != first.shape() || p.dtype() != first.dtype())
+      throw_bad_input(where + ": body outputs change shape across iterations");
+    std::memcpy(dst, p.raw(), p.nbytes());
+    dst += p.nbytes();
+  }
+  return out;
+}
+
 class IfKernel : public Kernel {
  public:
   explicit IfKernel(const KernelInfo& info)
@@ -220,12 +236,71 @@ class ScanKernel : public Kernel {
   std::vector<const ValueType*> out_types_;
 };
 
+// Scan-8: a leading batch axis on every state and scan input, optional sequence_lens (input 0);
+// scan inputs are [batch, sequence, ...], scan outputs [batch, sequence, ...] (zero past a
+// batch entry's length).
+class Scan8Kernel : public Kernel {
+ public:
+  explicit Scan8Kernel(const KernelInfo& info) : body_(graph_attr(info, "body")) {
+    n_scan_in_ = info.n().attr_int("num_scan_inputs", -1);
+    if (n_scan_in_ < 0) throw_bad_input(info.where() + ": missing attribute num_scan_inputs");
+    dirs_ = info.n().attr_ints("directions");
+  }
+  void compute(KernelContext& ctx) override {
+    const int m = static_cast<int>(n_scan_in_);
+    const int n_state = ctx.num_inputs() - 1 - m;
+    const int n_scan_out = ctx.num_outputs() - n_state;
+    if (n_state < 0 || n_scan_out < 0 || m < 1) throw_bad_input(ctx.where() + ": inputs do not match num_scan_inputs");
+    const Tensor& x0 = required_input(ctx, 1 + n_state);
+    if (x0.rank() < 2) throw_bad_input(ctx.where() + ": scan inputs need [batch, sequence, ...]");
+    const int64_t batch = x0.dim(0), max_len = x0.dim(1);
+    const Tensor* lens = optional_input(ctx, 0);
+    std::vector<std::vector<Tensor>> states_out(n_state), scans_out(n_scan_out);
+    std::vector<Tensor> body_in(n_state + m);
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t len = lens ? lens->as_int64(b) : max_len;
+      if (len < 0 || len > max_len) throw_bad_input(ctx.where() + ": sequence_lens out of range");
+      std::vector<Tensor> state, xs;
+      for (int j = 0; j < n_state; ++j) state.push_back(take_slice(required_input(ctx, 1 + j), 0, b));
+      for (int k = 0; k < m; ++k) xs.push_back(take_slice(required_input(ctx, 1 + n_state + k), 0, b));
+      std::vector<std::vector<Tensor>> steps(n_scan_out);
+      for (int64_t t = 0; t < len; ++t) {
+        for (int j = 0; j < n_state; ++j) body_in[j] = state[j];
+        for (int k = 0; k < m; ++k) {
+          bool rev = k < static_cast<int>(dirs_.size()) && dirs_[k] == 1;
+          body_in[n_state + k] = take_slice(xs[k], 0, rev ? len - 1 - t : t);
+        }
+        std::vector<Tensor> out = ctx.run_subgraph(body_, body_in);
+        if (static_cast<int>(out.size()) != n_state + n_scan_out)
+          throw_bad_input(ctx.where() + ": body output count does not match the node");
+        for (int j = 0; j < n_state; ++j) state[j] = std::move(out[j]);
+        for (int k = 0; k < n_scan_out; ++k) steps[k].push_back(out[n_state + k].clone());
+      }
+      for (int k = 0; k < n_scan_out; ++k) {
+        if (steps[k].empty()) throw_bad_input(ctx.where() + ": empty sequences are not supported");
+        while (static_cast<int64_t>(steps[k].size()) < max_len)
+          steps[k].push_back(Tensor(steps[k][0].dtype(), steps[k][0].shape()));  // zero padding
+        scans_out[k].push_back(stack_front(steps[k], ctx.where()));
+      }
+      for (int j = 0; j < n_state; ++j) states_out[j].push_back(state[j]);
+    }
+    for (int j = 0; j < n_state; ++j) stack_to_output(ctx, j, states_out[j], 0, false, nullptr);
+    for (int k = 0; k < n_scan_out; ++k) stack_to_output(ctx, n_state + k, scans_out[k], 0, false, nullptr);
+  }
+
+ private:
+  const Graph& body_;
+  int64_t n_scan_in_ = 0;
+  std::vector<int64_t> dirs_;
+};
+
 }  // namespace
 
 void register_control_flow_kernels(KernelRegistry& r) {
   add_reference_kernel<IfKernel>(r, "If", 1);
   add_reference_kernel<LoopKernel>(r, "Loop", 1);
-  add_reference_kernel<ScanKernel>(r, "Scan", 9);  // Scan-8 (batched, sequence_lens) is not supported
+  add_reference_kernel<Scan8Kernel>(r, "Scan", 8);
+  add_reference_kernel<ScanKernel>(r, "Scan", 9);
 }
 
 }  // namespace fusor
