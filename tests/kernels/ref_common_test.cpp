@@ -34,6 +34,40 @@ TEST(RefCommon, BroadcastIndexWalksOffsets) {
   }
 }
 
+// Offsets from BroadcastIndex (per element and per row) against a direct computation.
+TEST(RefCommon, BroadcastIndexMatchesDirectOffsets) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 3, 4}, {1, 3, 1}}, {{1, 256, 5, 5}, {1, 256, 1, 1}}, {{4, 1, 3}, {5, 1}}, {{2, 2}, {}}, {{3, 1, 2, 1}, {3, 4, 1, 5}}};
+  for (const auto& [sa, sb] : cases) {
+    const Shape out = broadcast_shapes({sa, sb}, "t");
+    auto direct = [&](const Shape& in, int64_t flat) {
+      int64_t off = 0, stride = 1;
+      for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+        const int64_t c = flat % out[d];
+        flat /= out[d];
+        const int id = d - static_cast<int>(out.size() - in.size());
+        if (id >= 0) {
+          if (in[id] != 1) off += c * stride;
+          stride *= in[id];
+        }
+      }
+      return off;
+    };
+    BroadcastIndex it(out, {sa, sb});
+    for (int64_t i = 0; i < shape_numel(out); ++i, it.next()) {
+      ASSERT_EQ(it.offset(0), direct(sa, i)) << shape_str(sa) << " " << i;
+      ASSERT_EQ(it.offset(1), direct(sb, i)) << shape_str(sb) << " " << i;
+    }
+    BroadcastIndex rows(out, {sa, sb});
+    const int64_t len = rows.row_length();
+    for (int64_t i = 0; i < shape_numel(out); i += len, rows.next_row())
+      for (int64_t j = 0; j < len; ++j) {
+        ASSERT_EQ(rows.offset(0) + j * rows.row_stride(0), direct(sa, i + j)) << shape_str(sa) << " " << i + j;
+        ASSERT_EQ(rows.offset(1) + j * rows.row_stride(1), direct(sb, i + j)) << shape_str(sb) << " " << i + j;
+      }
+  }
+}
+
 TEST(RefCommon, Axes) {
   EXPECT_EQ(normalize_axis(-1, 4, "t"), 3);
   EXPECT_EQ(normalize_axis(0, 4, "t"), 0);
