@@ -174,7 +174,12 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
     if (can_n && (nc / nr >= mc / mr || !can_m)) nc = round_up(nc / 2, nr);
     else mc = round_up(mc / 2, mr);
   }
-  const int64_t mblocks = ceil_div(M, mc), nblocks = ceil_div(N, nc), tasks = mblocks * nblocks;
+  const int64_t mblocks = ceil_div(M, mc), nblocks = ceil_div(N, nc);
+  // A task is one row block and a group of column blocks. A packed on the fly is packed once per
+  // task and k block, so a task spans all column blocks when there are enough row blocks to keep
+  // the threads busy.
+  const int64_t group = (!A.packed && mblocks >= 2 * threads) ? nblocks : 1;
+  const int64_t ngroups = ceil_div(nblocks, group), tasks = mblocks * ngroups;
   const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
   const size_t a_floats = A.packed ? 0 : static_cast<size_t>(round_up(mc, mr) * kc);
   const size_t b_floats = B.packed ? 0 : static_cast<size_t>(round_up(nc, nr) * kc);
@@ -191,14 +196,12 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
       const int64_t t = next.fetch_add(1);
       if (t >= tasks) break;
       // Neighbouring tasks share the A block (same rows).
-      const int64_t i0 = (t / nblocks) * mc, j0 = (t % nblocks) * nc;
-      const int64_t m = std::min(mc, M - i0), n = std::min(nc, N - j0);
-      const Epilogue e = ep.offset(i0, j0);
+      const int64_t i0 = (t / ngroups) * mc, m = std::min(mc, M - i0);
+      const int64_t nb0 = (t % ngroups) * group, nb1 = std::min(nblocks, nb0 + group);
       for (int64_t k0 = 0; k0 < K; k0 += kc) {
         const int64_t k = std::min(kc, K - k0);
         MacroArgs args;
         args.mc = m;
-        args.nc = n;
         args.kc = k;
         if (A.packed) {
           args.a = A.packed->data() + (i0 / mr) * A.packed->panel_stride() + k0 * mr;
@@ -208,19 +211,24 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
           args.a = wa;
           args.a_panel_stride = k * mr;
         }
-        if (B.packed) {
-          args.b = B.packed->data() + (j0 / nr) * B.packed->panel_stride() + k0 * nr;
-          args.b_panel_stride = B.packed->panel_stride();
-        } else {
-          B.pack(j0, n, k0, k, wb);
-          args.b = wb;
-          args.b_panel_stride = k * nr;
+        for (int64_t nb = nb0; nb < nb1; ++nb) {
+          const int64_t j0 = nb * nc, n = std::min(nc, N - j0);
+          args.nc = n;
+          if (B.packed) {
+            args.b = B.packed->data() + (j0 / nr) * B.packed->panel_stride() + k0 * nr;
+            args.b_panel_stride = B.packed->panel_stride();
+          } else {
+            B.pack(j0, n, k0, k, wb);
+            args.b = wb;
+            args.b_panel_stride = k * nr;
+          }
+          args.c = C + i0 * ldc + j0;
+          args.ldc = ldc;
+          args.accumulate = k0 > 0;
+          const Epilogue e = ep.offset(i0, j0);
+          args.ep = (k0 + k == K && !plain) ? &e : nullptr;
+          ks.macro(args);
         }
-        args.c = C + i0 * ldc + j0;
-        args.ldc = ldc;
-        args.accumulate = k0 > 0;
-        args.ep = (k0 + k == K && !plain) ? &e : nullptr;
-        ks.macro(args);
       }
     }
   };

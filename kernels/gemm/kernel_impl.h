@@ -168,7 +168,7 @@ void tile(int64_t kc, const float* __restrict a, const float* __restrict b, floa
       if (n >= W) V::store(p, v); else V::store_n(p, v, n);
     }
   }
-  if (ep && !clamp && ep->act.kind != Activation::None) epilogue_dispatch<V, false>(c, ldc, MR, nr, *ep);
+  // Other activations run over the whole row panel in macro(), once its tiles are stored.
 }
 
 template <class V, int MRP, int NV, class Seq>
@@ -185,6 +185,8 @@ void macro(const MacroArgs& m) {
   constexpr int NR = NV * V::kWidth;
   using Table = TileTable<V, MRP, NV, std::make_integer_sequence<int, MRP>>;
   Epilogue e;
+  const Activation act = m.ep ? m.ep->act.kind : Activation::None;
+  const bool act_pass = act != Activation::None && act != Activation::Relu && act != Activation::Clip;
   for (int64_t ir = 0; ir < m.mc; ir += MRP) {
     const int mr = m.mc - ir < MRP ? static_cast<int>(m.mc - ir) : MRP;
     const TileFn fn = Table::fns[mr - 1];
@@ -199,6 +201,13 @@ void macro(const MacroArgs& m) {
         ep = &e;
       }
       fn(m.kc, a, m.b + (jr / NR) * m.b_panel_stride, m.c + ir * m.ldc + jr, m.ldc, nr, m.accumulate, ep);
+    }
+    // The non-clamp activations (exp, erf...) run over a stored mr x nc row panel, one panel
+    // behind: reading back a tile right after its 512-bit stores stalls on store forwarding
+    // (Zen 4 splits them), while the previous panel is committed and still in L1/L2.
+    if (act_pass) {
+      if (ir > 0) epilogue_dispatch<V, false>(m.c + (ir - MRP) * m.ldc, m.ldc, MRP, m.nc, *m.ep);
+      if (ir + MRP >= m.mc) epilogue_dispatch<V, false>(m.c + ir * m.ldc, m.ldc, mr, m.nc, *m.ep);
     }
   }
 }
