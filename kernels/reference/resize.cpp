@@ -161,6 +161,19 @@ class ResizeKernel : public Kernel {
         const int64_t outer = dims_product(cur, 0, d), inner = dims_product(cur, d + 1, rank), in_len = cur[d];
         cur[d] = out[d];
         double* next = static_cast<double*>(ctx.scratch(static_cast<size_t>(std::max<int64_t>(shape_numel(cur), 1)) * sizeof(double)));
+        if (inner == 1) {  // the innermost dim: one sum per output element
+          for (int64_t o = 0; o < outer; ++o) {
+            const double* src = buf + o * in_len;
+            double* dst = next + o * out[d];
+            for (int64_t j = 0; j < out[d]; ++j) {
+              double acc = 0;
+              for (const Contribution& c : contrib[d][j]) acc += c.weight * src[c.index];
+              dst[j] = acc;
+            }
+          }
+          buf = next;
+          continue;
+        }
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t j = 0; j < out[d]; ++j) {
             double* dst = next + (o * out[d] + j) * inner;
