@@ -18,6 +18,17 @@
 // - Attribute templates: a literal, `<...c>` (copy all attributes of c's producer), `y.epsilon`
 //   (read an attribute, ONNX default when omitted), `y.op` / `y.attrs`, or an Expr (e.g.
 //   `scalar(eps)`).
+// Lowering details:
+// - An output written `_` (`y, _ = Dropout(x)`) or left out is outputs[i] = -1: it must have no
+//   consumers. Only named outputs a rewrite redefines may keep outside consumers.
+// - Literals in slots the normal form lifts to attributes (Clip's min/max, Reduce*/Squeeze/
+//   Unsqueeze axes: see lifted_input_attr in normalize.h) lower to AttrConstraints.
+// - `const(a, b)` is Expr{IsConst} with Expr{Var} kids; `y.epsilon` is Expr{AttrRead};
+//   `y.op` is Expr{OpOf}; in a rewrite, `y.epsilon` used as an input is RInput::of_expr.
+// - `pattern NAME(params)` calls are inlined; a pattern with several bodies becomes one Rule per
+//   body (same name, file:line, benefit).
+// - benefit: Rule::benefit, default the number of pattern nodes; ties: order in the rule vector
+//   (file order), then name.
 // Values, not strings: op alternatives are interned OpTypes, so dispatch is an integer compare.
 #pragma once
 #include <cstdint>
