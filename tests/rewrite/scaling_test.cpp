@@ -1,7 +1,7 @@
 // Optimizer scaling: the same block repeated 2k and 20k times (10k and 100k nodes). Issue 5's
-// figure is at most 12x; measured here 11-16x on the shared machine (cache misses in the IR's
-// name table and use lists grow with the graph). The assertion is the guard against quadratic
-// work (which would be ~100x), not the figure itself; the figure is printed. Known: when one
+// figure is at most 12x; measured here 11-20x on the shared machine (cache misses in the IR's
+// name table and use lists grow with the graph). The test asserts that the loop's work is
+// linear and prints the time ratio. Known: when one
 // constant feeds 20k nodes, Graph::remove_node's use-list erase makes removal quadratic (~40x).
 #include <gtest/gtest.h>
 
@@ -48,7 +48,7 @@ void build(Graph& g, int blocks) {
   g.add_output(v);
 }
 
-double seconds(int blocks, const std::vector<Rule>& rules, size_t* nodes_left) {
+double seconds(int blocks, const std::vector<Rule>& rules, size_t* nodes_left, size_t* work = nullptr) {
   Graph g;
   g.name = "scale";
   build(g, blocks);
@@ -57,7 +57,8 @@ double seconds(int blocks, const std::vector<Rule>& rules, size_t* nodes_left) {
   // IR's use-list erase (linear in the number of uses) quadratic, an IR cost measured apart.
   RewriteOptions opts;
   opts.disabled = {"initializer_dedup"};
-  run_rewrites(g, rules, opts, 17);
+  RewriteReport rep = run_rewrites(g, rules, opts, 17);
+  if (work) *work = rep.match_attempts + rep.nodes_visited;
   auto t1 = std::chrono::steady_clock::now();
   *nodes_left = g.num_nodes();
   return std::chrono::duration<double>(t1 - t0).count();
@@ -81,5 +82,11 @@ TEST(Scaling, TenTimesTheNodesCostsRoughlyTenTimes) {
   EXPECT_EQ(left_small, 2u * 2000);
   EXPECT_EQ(left_big, 2u * 20000);
   std::printf("rewrite scaling: 10k nodes %.3f s, 100k nodes %.3f s, ratio %.1f\n", small, big, big / small);
-  EXPECT_LE(big / small, 40.0);
+  // Time is printed, not asserted (the machine is shared and timings swing 2x); the work the
+  // loop does (match attempts plus worklist pops) is deterministic and must scale linearly.
+  size_t work_small = 0, work_big = 0;
+  seconds(2000, rules, &left_small, &work_small);
+  seconds(20000, rules, &left_big, &work_big);
+  std::printf("rewrite work: 10k nodes %zu, 100k nodes %zu\n", work_small, work_big);
+  EXPECT_LE(static_cast<double>(work_big) / work_small, 10.5);
 }
