@@ -6,7 +6,8 @@
   X(inspect)              \
   X(optimize)            \
   X(run)                 \
-  X(bench)
+  X(bench)               \
+  X(rules)
 
 namespace fusor::cli {
 

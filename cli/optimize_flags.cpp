@@ -29,9 +29,13 @@ void add_optimize_flags(ArgParser& p, OptLevel default_level) {
   p.section("optimization flags")
       .option("level", "LEVEL",
               opt_level_names() + " (default " + opt_level_name(default_level) +
-                  ").\nNo rewrite rule exists yet: every level leaves the graph unchanged for now")
+                  ")")
       .option("provider", "NAME[,NAME]", "execution providers in priority order (known: " + providers +
-                                              "; default cpu)");
+                                              "; default cpu)")
+      .option("rules", "FILE", "load this rule file too (repeatable)", true)
+      .flag("no-default-rules", "do not load the provider's shipped rule files")
+      .option("disable", "NAME[,NAME]", "skip these rules or built-in passes (repeatable)", true)
+      .flag("trace", "print every rewrite (rule, FILE:LINE, nodes) on stderr");
   add_shape_flags(p);
 }
 
@@ -47,6 +51,12 @@ OptimizeFlags parse_optimize_flags(const Args& args, OptLevel default_level) {
       f.options.providers.push_back(name);
     }
   }
+  for (const std::string& r : args.all("rules")) f.options.rule_files.push_back(r);
+  f.options.no_default_rules = args.has("no-default-rules");
+  for (const std::string& d : args.all("disable"))
+    for (const std::string& name : split_list(d))
+      if (!name.empty()) f.options.disabled.push_back(name);
+  f.options.trace = args.has("trace");
   f.overrides = parse_shape_flags(args);
   return f;
 }

@@ -1,9 +1,17 @@
 #include "engine/session/optimize.h"
 
 #include <array>
+#include <cstdlib>
+#include <iostream>
+#include <set>
 
 #include "engine/ir/error.h"
 #include "engine/util/log.h"
+#include "dsl/provider.h"
+#include "dsl/rules.h"
+#include "engine/rewrite/lower.h"
+#include "engine/rewrite/passes.h"
+#include "engine/rewrite/runner.h"
 
 namespace fusor {
 
@@ -48,18 +56,79 @@ void check_provider(const std::string& name) {
   throw_usage("unknown provider '" + name + "' (known: " + known + ")");
 }
 
+std::string shipped_rules_root() {
+  if (const char* env = std::getenv("FUSOR_RULES_DIR"); env && *env) return env;
+#ifdef FUSOR_DEFAULT_RULES_ROOT
+  return FUSOR_DEFAULT_RULES_ROOT;
+#else
+  return ".";
+#endif
+}
+
+namespace {
+
+dsl::Level dsl_level(OptLevel level) {
+  switch (level) {
+    case OptLevel::Extended: return dsl::Level::Extended;
+    case OptLevel::Layout: return dsl::Level::Layout;
+    case OptLevel::All: return dsl::Level::All;
+    default: return dsl::Level::Basic;
+  }
+}
+
+[[noreturn]] void fail_with(const dsl::Diagnostics& diags, const std::string& what) {
+  std::cerr << diags.str();
+  std::cerr.flush();
+  throw_bad_input(what + ": " + std::to_string(diags.error_count()) + " error(s) in rule files (see above)");
+}
+
+}  // namespace
+
+std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider) {
+  std::vector<std::string> files;
+  if (level == OptLevel::Disabled) return files;
+  std::string path = shipped_rules_root() + "/providers/" + provider + ".provider";
+  dsl::Diagnostics diags;
+  auto def = dsl::load_provider(path, {}, diags);
+  if (!def || diags.has_errors()) fail_with(diags, "provider '" + provider + "' (" + path + ")");
+  return def->rule_files(dsl_level(level));
+}
+
+std::vector<Rule> load_optimize_rules(const OptimizeOptions& options, int64_t opset) {
+  std::vector<std::string> files;
+  if (!options.no_default_rules) files = default_rule_files(options.level, options.providers.front());
+  for (const std::string& f : options.rule_files) files.push_back(f);
+  if (files.empty()) return {};
+  dsl::CheckOptions copts;
+  copts.opset = static_cast<int>(opset);
+  dsl::Diagnostics diags;
+  dsl::RuleSet set = dsl::load_rules(files, copts, diags);
+  if (diags.has_errors()) fail_with(diags, "rules");
+  std::vector<Rule> rules = lower_rules(set.select(dsl_level(options.level), options.providers.front()), diags);
+  if (diags.has_errors()) fail_with(diags, "rules");
+  if (!diags.empty()) std::cerr << diags.str();  // warnings
+  return rules;
+}
+
 OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   for (const std::string& p : options.providers) check_provider(p);
   OptimizeReport report;
-  // No rewrite exists yet (the rule engine is a later issue), so every level leaves the model as
-  // loaded. Say so rather than pretend: rules_fired stays empty.
-  if (options.level != OptLevel::Disabled) {
-    FUSOR_LOG(Info) << "level '" << opt_level_name(options.level)
-                    << "': no rewrite rules or passes are implemented yet; the model is unchanged";
-  }
-  if (!options.rule_files.empty()) throw_usage("rule files are not supported yet (no rule engine)");
-  if (!options.disabled.empty()) throw_usage("disabling rules is not supported yet (no rule engine)");
-  (void)model;
+  if (options.level == OptLevel::Disabled) return report;
+  int64_t opset = model.opset("");
+  std::vector<Rule> rules = load_optimize_rules(options, opset);
+  // --disable names a rule of the loaded set or a built-in pass; anything else is a typo.
+  std::set<std::string> known = {kConstantFolding, kDeadCode, kCse, kInitializerDedup};
+  for (const Rule& r : rules) known.insert(r.name);
+  for (const std::string& d : options.disabled)
+    if (!known.count(d)) throw_usage("--disable: no rule or built-in pass named '" + d + "' at this level");
+  RewriteOptions ro;
+  ro.disabled = options.disabled;
+  ro.trace = options.trace;
+  RewriteReport rep = run_rewrites(model, rules, ro);
+  for (const auto& [name, n] : rep.rules_fired) report.rules_fired[name] = n;
+  for (const TraceRecord& t : rep.trace) report.trace.push_back(t.str());
+  FUSOR_LOG(Info) << "level '" << opt_level_name(options.level) << "': " << rules.size() << " rules, "
+                  << rep.rewrites << " rewrites (" << stop_reason_name(rep.stop) << ")";
   return report;
 }
 

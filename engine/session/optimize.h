@@ -6,9 +6,10 @@
 //   extended  fusions into fusor-domain ops with fused kernels;
 //   layout    NCHW -> NHWC/blocked layout for the selected provider;
 //   all       everything.
-// STATUS (now): the rule engine and the built-in passes have not landed yet, so optimize() changes
-// nothing at any level; the report's rules_fired stays empty. It validates its options so the
-// CLI contract (flags, exit codes, report keys) is already the final one.
+// Rules: the provider definition providers/<first provider>.provider names the rule files of each
+// level (`rules basic: ...`); they are found under shipped_rules_root(). --rules files are added,
+// --no-default-rules drops the provider's files. The rules selected for the level and provider are
+// lowered (engine/rewrite/lower.h) and run with the built-in passes by run_rewrites.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -48,6 +49,13 @@ struct OptimizeReport {
   // One line per rewrite when OptimizeOptions::trace is set.
   std::vector<std::string> trace;
 };
+
+// The directory holding the shipped `providers/` and `rules/` folders: $FUSOR_RULES_DIR, else the
+// source tree fusor was built from (compiled in).
+std::string shipped_rules_root();
+// The provider's rule files at `level` (none at disabled). Throws Error(BadInput) after printing
+// diagnostics on stderr when the provider definition is bad.
+std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider);
 
 // Optimizes the model in place. Throws Error(Usage) for bad options (unknown provider),
 // Error(BadInput) for bad rule files.

@@ -1,0 +1,512 @@
+#include "engine/rewrite/lower.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "engine/rewrite/normalize.h"
+
+namespace fusor {
+
+namespace {
+
+using dsl::ExprKind;
+
+// Thrown inside one rule's lowering; caught by lower_rule and turned into a diagnostic.
+struct Unsupported {
+  dsl::SourceLoc loc;
+  std::string message;
+};
+
+OpType op_of(const dsl::OpRef& r) {
+  return OpType(canonical_domain(r.domain), r.name);
+}
+
+std::optional<Literal> literal_of(const dsl::Expr& e) {
+  if (auto* i = e.dyn<dsl::IntExpr>()) return Literal::scalar(static_cast<double>(i->value), true);
+  if (auto* f = e.dyn<dsl::FloatExpr>()) return Literal::scalar(f->value, false);
+  if (auto* u = e.dyn<dsl::UnaryExpr>(); u && u->op == dsl::UnaryOp::Neg) {
+    auto l = literal_of(*u->operand);
+    if (!l || l->is_list) return std::nullopt;
+    l->values[0] = -l->values[0];
+    return l;
+  }
+  if (auto* l = e.dyn<dsl::ListExpr>()) {
+    Literal out;
+    out.is_list = true;
+    out.is_integer = true;
+    for (const auto& el : l->elements) {
+      auto v = literal_of(*el);
+      if (!v || v->is_list) return std::nullopt;
+      out.values.push_back(v->values[0]);
+      out.is_integer = out.is_integer && v->is_integer;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+// A match attribute constraint's value, or a literal attribute of a rewrite: numbers, lists,
+// strings, element type names (as the int ONNX stores), op names (as strings).
+std::optional<Attribute> literal_attr(const std::string& name, const dsl::Expr& e) {
+  if (auto l = literal_of(e)) {
+    if (!l->is_list)
+      return l->is_integer ? Attribute::make_int(name, static_cast<int64_t>(l->values[0]))
+                           : Attribute::make_float(name, static_cast<float>(l->values[0]));
+    if (l->is_integer) {
+      std::vector<int64_t> v;
+      for (double d : l->values) v.push_back(static_cast<int64_t>(d));
+      return Attribute::make_ints(name, v);
+    }
+    std::vector<float> v;
+    for (double d : l->values) v.push_back(static_cast<float>(d));
+    return Attribute::make_floats(name, v);
+  }
+  if (auto* s = e.dyn<dsl::StringExpr>()) return Attribute::make_string(name, s->value);
+  if (auto* l = e.dyn<dsl::ListExpr>()) {
+    std::vector<std::string> v;
+    for (const auto& el : l->elements) {
+      auto* s = el->dyn<dsl::StringExpr>();
+      if (!s) return std::nullopt;
+      v.push_back(s->value);
+    }
+    return Attribute::make_strings(name, v);
+  }
+  if (auto* n = e.dyn<dsl::NameExpr>()) {
+    DataType dt = dtype_from_name(n->name);
+    if (dt != DataType::Undefined) return Attribute::make_int(name, static_cast<int64_t>(dt));
+    return Attribute::make_string(name, n->name);
+  }
+  return std::nullopt;
+}
+
+// Lowers one rule for one choice of pattern bodies.
+class RuleLowering {
+ public:
+  // choices[k]: the body used at the k-th pattern call inlined (0 past the end).
+  RuleLowering(const dsl::RuleDecl& r, const std::vector<size_t>& choices) : r_(r), choices_(choices) {}
+
+  // The number of bodies at each pattern call inlined by run(), in inlining order.
+  const std::vector<size_t>& call_sites() const { return call_sites_; }
+
+  Rule run() {
+    Rule out;
+    out.name = r_.name;
+    out.file = r_.loc.file;
+    out.line = static_cast<int>(r_.loc.line);
+    out.level = lower_level(r_.level);
+    for (const auto& p : r_.providers) out.providers.push_back(p.name);
+    if (r_.benefit) out.benefit = static_cast<int>(*r_.benefit);
+    else out.benefit = static_cast<int>(dsl::default_benefit(r_));
+    Pattern& p = out.pattern;
+    p_ = &p;
+    int root = -1;
+    for (const dsl::Statement& s : r_.match) root = lower_statement(s, scope_);
+    p.root = root;
+    for (const auto& w : r_.where) {
+      Expr e = lower_expr(*w, nullptr);
+      p.where = p.where ? Expr::call(Expr::Op::And, {*p.where, std::move(e)}) : std::move(e);
+    }
+    rw_ = &out.rewrite;
+    for (const dsl::Statement& s : r_.rewrite) lower_rewrite_statement(s);
+    return out;
+  }
+
+ private:
+  using Scope = std::map<std::string, int>;
+
+  int var(Scope& scope, const std::string& name) {
+    auto it = scope.find(name);
+    if (it != scope.end()) return it->second;
+    int v = p_->add_var(name);
+    scope[name] = v;
+    return v;
+  }
+  int anon_var() { return p_->add_var(""); }
+
+  // Lowers a match statement; returns the pattern node defining its (last) outputs.
+  int lower_statement(const dsl::Statement& s, Scope& scope) {
+    auto* call = s.value->dyn<dsl::CallExpr>();
+    if (!call) throw Unsupported{s.loc, "a match statement must be a call"};
+    if (call->call_kind == dsl::CallKind::Pattern) {
+      std::vector<int> results;
+      int node = inline_pattern(*call, scope, results);
+      for (size_t i = 0; i < s.outputs.size() && i < results.size(); ++i) {
+        if (s.outputs[i].name == "_") continue;
+        bind_name(scope, s.outputs[i].name, results[i]);
+      }
+      return node;
+    }
+    std::vector<int> outs;
+    for (const auto& o : s.outputs) outs.push_back(o.name == "_" ? -1 : var(scope, o.name));
+    return lower_call(*call, scope, outs);
+  }
+
+  // `y = pattern(...)`: y names the pattern's result var.
+  void bind_name(Scope& scope, const std::string& name, int v) {
+    if (scope.count(name)) throw Unsupported{r_.loc, "'" + name + "' is used before the pattern call that binds it"};
+    scope[name] = v;
+    if (p_->vars[v].name.empty()) p_->vars[v].name = name;
+  }
+
+  int lower_call(const dsl::CallExpr& c, Scope& scope, const std::vector<int>& outs) {
+    PatternNode pn;
+    for (const auto& o : c.ops) pn.ops.push_back(op_of(o));
+    for (const auto& a : c.attrs) {
+      if (a.spread) throw Unsupported{a.loc, "a spread '<...>' cannot appear in a match"};
+      auto attr = literal_attr(a.name, *a.value);
+      if (!attr) throw Unsupported{a.loc, "attribute '" + a.name + "' in a match must be a literal"};
+      pn.attrs.push_back({a.name, *attr});
+    }
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const dsl::Expr& a = *c.args[i];
+      std::optional<std::string> lifted = lifted_slot(pn.ops, i);
+      if (lifted && a.kind == ExprKind::Wildcard) {
+        // `Unsqueeze(x, _)`: the normal form holds constant axes as an attribute; `_` constrains
+        // nothing, so the slot simply drops out.
+        pn.inputs.push_back(PInput::wildcard());
+        lifted_slots_.insert(pn.inputs.size() - 1);
+        continue;
+      }
+      if (auto lit = literal_of(a)) {
+        if (lifted) {
+          pn.attrs.push_back({*lifted, *literal_attr(*lifted, a)});
+          pn.inputs.push_back(PInput::wildcard());  // dropped below: lifted slots leave the input list
+          lifted_slots_.insert(pn.inputs.size() - 1);
+        } else {
+          pn.inputs.push_back(PInput::lit(p_->add_literal(*lit)));
+        }
+        continue;
+      }
+      pn.inputs.push_back(lower_match_arg(a, scope));
+    }
+    // Lifted slots are attributes in the normal form, so they are not inputs.
+    if (!lifted_slots_.empty()) {
+      std::vector<PInput> kept;
+      for (size_t i = 0; i < pn.inputs.size(); ++i)
+        if (!lifted_slots_.count(i)) kept.push_back(pn.inputs[i]);
+      pn.inputs = std::move(kept);
+      lifted_slots_.clear();
+    }
+    int n = static_cast<int>(p_->nodes.size());
+    std::vector<int> outputs = outs.empty() ? std::vector<int>{anon_var()} : outs;
+    for (size_t slot = 0; slot < outputs.size(); ++slot) {
+      if (outputs[slot] < 0) continue;
+      p_->vars[outputs[slot]].producer = n;
+      p_->vars[outputs[slot]].slot = static_cast<int>(slot);
+    }
+    pn.outputs = outputs;
+    p_->nodes.push_back(std::move(pn));
+    return n;
+  }
+
+  // The attribute slot `i` is lifted to when every alternative lifts it to the same one.
+  static std::optional<std::string> lifted_slot(const std::vector<OpType>& ops, size_t i) {
+    std::optional<std::string> name;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      auto l = lifted_input_attr(ops[k], i);
+      if (!l || (k > 0 && l != name)) return std::nullopt;
+      name = l;
+    }
+    return name;
+  }
+
+  PInput lower_match_arg(const dsl::Expr& a, Scope& scope) {
+    switch (a.kind) {
+      case ExprKind::Name: return PInput::of(var(scope, a.dyn<dsl::NameExpr>()->name));
+      case ExprKind::Wildcard: return PInput::wildcard();
+      case ExprKind::Optional: return PInput::of(var(scope, a.dyn<dsl::OptionalExpr>()->name), true);
+      case ExprKind::Variadic: return PInput::tail(var(scope, a.dyn<dsl::VariadicExpr>()->name));
+      case ExprKind::Call: {
+        const auto& c = *a.dyn<dsl::CallExpr>();
+        if (c.call_kind == dsl::CallKind::Pattern) {
+          std::vector<int> results;
+          inline_pattern(c, scope, results);
+          return PInput::of(results.at(0));
+        }
+        int n = lower_call(c, scope, {});
+        return PInput::of(p_->nodes[n].outputs[0]);
+      }
+      default: throw Unsupported{a.loc, "unsupported argument in a match"};
+    }
+  }
+
+  // Inlines `c` (a pattern call) with the chosen body: parameters alias the arguments' vars,
+  // other names are fresh. Returns the body's last node; `results` gets its output vars.
+  int inline_pattern(const dsl::CallExpr& c, Scope& scope, std::vector<int>& results) {
+    const dsl::PatternDecl* decl = c.pattern;
+    if (!decl) throw Unsupported{c.loc, "unresolved pattern call '" + c.callee() + "'"};
+    if (++depth_ > 32) throw Unsupported{c.loc, "patterns nest too deeply"};
+    Scope local;
+    for (size_t i = 0; i < decl->params.size() && i < c.args.size(); ++i) {
+      const dsl::Expr& a = *c.args[i];
+      int v;
+      if (auto* n = a.dyn<dsl::NameExpr>()) v = var(scope, n->name);
+      else if (a.kind == ExprKind::Call) {
+        PInput in = lower_match_arg(a, scope);
+        v = in.var;
+      } else if (a.kind == ExprKind::Wildcard) v = anon_var();
+      else throw Unsupported{a.loc, "pattern arguments must be names, '_' or calls (not literals)"};
+      local[decl->params[i].name] = v;
+    }
+    size_t site = call_sites_.size();
+    call_sites_.push_back(decl->bodies.size());
+    size_t b = site < choices_.size() ? choices_[site] : 0;
+    const auto& body = decl->bodies.at(b);
+    int node = -1;
+    for (const dsl::Statement& s : body) node = lower_statement(s, local);
+    if (node < 0) throw Unsupported{c.loc, "empty pattern body"};
+    results = p_->nodes[node].outputs;
+    --depth_;
+    return node;
+  }
+
+  // ---- expressions (where, attribute values and computed rewrite inputs) ----
+
+  // The match var a name refers to, or -1. In a rewrite, temporaries are not match vars.
+  int match_var(const std::string& name) const {
+    auto it = scope_.find(name);
+    return it == scope_.end() ? -1 : it->second;
+  }
+
+  int value_var(const dsl::Expr& e) {
+    std::string name;
+    if (auto* n = e.dyn<dsl::NameExpr>()) name = n->name;
+    else if (auto* o = e.dyn<dsl::OptionalExpr>()) name = o->name;
+    int v = name.empty() ? -1 : match_var(name);
+    if (v < 0 || (rw_ && temps_.count(name)))
+      throw Unsupported{e.loc, "this built-in takes a value bound in the match"};
+    return v;
+  }
+
+  Expr lower_expr(const dsl::Expr& e, const void*) {
+    switch (e.kind) {
+      case ExprKind::Int: return Expr::num(static_cast<double>(e.dyn<dsl::IntExpr>()->value));
+      case ExprKind::Float: return Expr::num(e.dyn<dsl::FloatExpr>()->value);
+      case ExprKind::String: throw Unsupported{e.loc, "string constants are not supported in expressions by the engine"};
+      case ExprKind::List: {
+        Expr l;
+        l.op = Expr::Op::List;
+        for (const auto& el : e.dyn<dsl::ListExpr>()->elements) l.kids.push_back(lower_expr(*el, nullptr));
+        return l;
+      }
+      case ExprKind::Name: {
+        const std::string& n = e.dyn<dsl::NameExpr>()->name;
+        if (n == "true" || n == "false") return Expr::boolean_(n == "true");
+        int v = match_var(n);
+        if (v >= 0) { Expr x; x.op = Expr::Op::Var; x.var = v; return x; }
+        DataType dt = dtype_from_name(n);
+        if (dt != DataType::Undefined) return Expr::dtype_name(dt);
+        return Expr::op_name(OpType::onnx(n));
+      }
+      case ExprKind::AttrRead: {
+        const auto& a = *e.dyn<dsl::AttrReadExpr>();
+        int v = match_var(a.base);
+        if (v < 0) return Expr::op_name(OpType(canonical_domain(a.base), a.attr));  // fusor.Gelu
+        if (a.attr == "op") return Expr::of_var(Expr::Op::OpOf, v);
+        if (a.attr == "attrs") throw Unsupported{e.loc, "'.attrs' is only supported as an attribute value"};
+        return Expr::attr(v, a.attr);
+      }
+      case ExprKind::Index: {
+        const auto& i = *e.dyn<dsl::IndexExpr>();
+        return Expr::call(Expr::Op::Index, {lower_expr(*i.base, nullptr), lower_expr(*i.index, nullptr)});
+      }
+      case ExprKind::Unary: {
+        const auto& u = *e.dyn<dsl::UnaryExpr>();
+        return Expr::call(u.op == dsl::UnaryOp::Not ? Expr::Op::Not : Expr::Op::Neg, {lower_expr(*u.operand, nullptr)});
+      }
+      case ExprKind::Binary: {
+        const auto& b = *e.dyn<dsl::BinaryExpr>();
+        static const std::map<dsl::BinaryOp, Expr::Op> ops = {
+            {dsl::BinaryOp::Or, Expr::Op::Or},   {dsl::BinaryOp::And, Expr::Op::And}, {dsl::BinaryOp::Eq, Expr::Op::Eq},
+            {dsl::BinaryOp::Ne, Expr::Op::Ne},   {dsl::BinaryOp::Lt, Expr::Op::Lt},   {dsl::BinaryOp::Le, Expr::Op::Le},
+            {dsl::BinaryOp::Gt, Expr::Op::Gt},   {dsl::BinaryOp::Ge, Expr::Op::Ge},   {dsl::BinaryOp::In, Expr::Op::In},
+            {dsl::BinaryOp::Add, Expr::Op::Add}, {dsl::BinaryOp::Sub, Expr::Op::Sub}, {dsl::BinaryOp::Mul, Expr::Op::Mul},
+            {dsl::BinaryOp::Div, Expr::Op::Div}, {dsl::BinaryOp::Mod, Expr::Op::Mod}};
+        return Expr::call(ops.at(b.op), {lower_expr(*b.lhs, nullptr), lower_expr(*b.rhs, nullptr)});
+      }
+      case ExprKind::Call: return lower_builtin(*e.dyn<dsl::CallExpr>());
+      default: throw Unsupported{e.loc, "unsupported expression"};
+    }
+  }
+
+  Expr lower_builtin(const dsl::CallExpr& c) {
+    if (c.call_kind != dsl::CallKind::Builtin) throw Unsupported{c.loc, "an op call cannot appear in a condition"};
+    const std::string& f = c.callee();
+    auto kids = [&] {
+      std::vector<Expr> k;
+      for (const auto& a : c.args) k.push_back(lower_expr(*a, nullptr));
+      return k;
+    };
+    static const std::map<std::string, Expr::Op> of_value = {
+        {"rank", Expr::Op::Rank},   {"dtype", Expr::Op::DType},   {"shape", Expr::Op::Shape}, {"uses", Expr::Op::Uses},
+        {"scalar", Expr::Op::Scalar}, {"value", Expr::Op::ValueOf}, {"absent", Expr::Op::Absent}};
+    static const std::map<std::string, Expr::Op> of_kids = {
+        {"compose", Expr::Op::Compose}, {"inverse", Expr::Op::Inverse}, {"iota", Expr::Op::Iota},
+        {"len", Expr::Op::Len},         {"permute", Expr::Op::Permute}, {"remap_axes", Expr::Op::RemapAxes}};
+    if (f == "const") {
+      std::vector<Expr> k;
+      for (const auto& a : c.args) {
+        Expr x;
+        x.op = Expr::Op::Var;
+        x.var = value_var(*a);
+        k.push_back(x);
+      }
+      return Expr::call(Expr::Op::IsConst, std::move(k));
+    }
+    if (f == "opset") return Expr::call(Expr::Op::Opset, {});
+    if (auto it = of_value.find(f); it != of_value.end()) return Expr::of_var(it->second, value_var(*c.args.at(0)));
+    if (auto it = of_kids.find(f); it != of_kids.end()) return Expr::call(it->second, kids());
+    throw Unsupported{c.loc, "the engine has no built-in '" + f + "'"};
+  }
+
+  // ---- rewrite ----
+
+  RInput rewrite_input(const dsl::Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Name: {
+        const std::string& n = e.dyn<dsl::NameExpr>()->name;
+        if (auto it = temps_.find(n); it != temps_.end()) return it->second;
+        int v = match_var(n);
+        if (v >= 0) return RInput::of(v);
+        break;
+      }
+      case ExprKind::Optional: return RInput::of(value_var(e));
+      case ExprKind::Variadic:
+        throw Unsupported{e.loc, "passing a variadic capture on in a rewrite is not supported by the engine"};
+      case ExprKind::Coalesce: {
+        const auto& c = *e.dyn<dsl::CoalesceExpr>();
+        auto lit = literal_of(*c.fallback);
+        if (!lit) throw Unsupported{c.fallback->loc, "the fallback of '\?\?' must be a literal"};
+        RInput in = rewrite_input(*c.value);
+        if (in.kind != RInput::Kind::Var) throw Unsupported{c.loc, "'\?\?' applies to a matched optional input"};
+        return RInput::or_literal(in.var, rw_->add_literal(*lit));
+      }
+      case ExprKind::Call: {
+        const auto& c = *e.dyn<dsl::CallExpr>();
+        if (c.call_kind == dsl::CallKind::Op) return RInput::node_out(lower_rnode(c, 1));
+        break;
+      }
+      default: break;
+    }
+    if (auto lit = literal_of(e)) return RInput::lit(rw_->add_literal(*lit));
+    return RInput::of_expr(rw_->add_expr(lower_expr(e, nullptr)));
+  }
+
+  int lower_rnode(const dsl::CallExpr& c, int num_outputs) {
+    if (c.ops.size() != 1) throw Unsupported{c.loc, "an alternation cannot appear in a rewrite"};
+    RNode n;
+    n.op = op_of(c.ops[0]);
+    n.num_outputs = num_outputs;
+    for (const auto& a : c.attrs) {
+      AttrTemplate t;
+      t.name = a.name;
+      if (a.spread) {
+        t.kind = AttrTemplate::Kind::CopyAll;
+        t.var = match_var(a.name);
+        if (t.var < 0) throw Unsupported{a.loc, "'..." + a.name + "' must name a matched value"};
+      } else if (auto* r = a.value->dyn<dsl::AttrReadExpr>(); r && match_var(r->base) >= 0) {
+        t.var = match_var(r->base);
+        if (r->attr == "op") t.kind = AttrTemplate::Kind::OpName;
+        else if (r->attr == "attrs") t.kind = AttrTemplate::Kind::AttrsOf;
+        else { t.kind = AttrTemplate::Kind::Read; t.read_name = r->attr; }
+      } else if (auto lit = literal_attr(a.name, *a.value);
+                 lit && (a.value->kind != ExprKind::Name || match_var(a.value->dyn<dsl::NameExpr>()->name) < 0)) {
+        t.kind = AttrTemplate::Kind::Literal;
+        t.value = *lit;
+      } else {
+        t.kind = AttrTemplate::Kind::FromExpr;
+        t.expr = lower_expr(*a.value, nullptr);
+      }
+      n.attrs.push_back(std::move(t));
+    }
+    for (const auto& a : c.args) {
+      if (a->kind == ExprKind::Wildcard) { n.inputs.push_back(RInput::absent()); continue; }
+      n.inputs.push_back(rewrite_input(*a));
+    }
+    return rw_->add_node(std::move(n));
+  }
+
+  void define(const std::string& name, RInput src) {
+    if (name == "_") return;
+    if (!temps_.count(name)) {
+      int v = match_var(name);
+      if (v >= 0) {
+        rw_->redefs.push_back({v, src});
+      }
+    }
+    temps_[name] = src;
+  }
+
+  void lower_rewrite_statement(const dsl::Statement& s) {
+    if (auto* c = s.value->dyn<dsl::CallExpr>(); c && c->call_kind == dsl::CallKind::Op) {
+      int n = lower_rnode(*c, static_cast<int>(std::max<size_t>(1, s.outputs.size())));
+      for (size_t i = 0; i < s.outputs.size(); ++i) define(s.outputs[i].name, RInput::node_out(n, static_cast<int>(i)));
+      return;
+    }
+    if (s.outputs.size() != 1) throw Unsupported{s.loc, "only an op call defines several values"};
+    define(s.outputs[0].name, rewrite_input(*s.value));
+  }
+
+  const dsl::RuleDecl& r_;
+  const std::vector<size_t>& choices_;
+  std::vector<size_t> call_sites_;
+  Pattern* p_ = nullptr;
+  Rewrite* rw_ = nullptr;
+  Scope scope_;
+  std::map<std::string, RInput> temps_;
+  std::set<size_t> lifted_slots_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+RuleLevel lower_level(dsl::Level level) {
+  switch (level) {
+    case dsl::Level::Basic: return RuleLevel::Basic;
+    case dsl::Level::Extended: return RuleLevel::Extended;
+    case dsl::Level::Layout: return RuleLevel::Layout;
+    case dsl::Level::All: return RuleLevel::All;
+  }
+  return RuleLevel::Basic;
+}
+
+bool lower_rule(const dsl::RuleDecl& rule, std::vector<Rule>& out, dsl::Diagnostics& diags) {
+  // Depth-first over the body chosen at each pattern call site, like an odometer: lower with the
+  // current choices, then advance the last call site that has another body.
+  std::vector<Rule> lowered;
+  std::vector<size_t> choices;
+  while (true) {
+    RuleLowering l(rule, choices);
+    try {
+      lowered.push_back(l.run());
+    } catch (const Unsupported& u) {
+      diags.error(u.loc.has_position() ? u.loc : rule.loc, "rule '" + rule.name + "': " + u.message);
+      return false;
+    }
+    const std::vector<size_t>& sites = l.call_sites();
+    choices.resize(sites.size(), 0);
+    size_t k = sites.size();
+    while (k > 0 && choices[k - 1] + 1 >= sites[k - 1]) --k;
+    if (k == 0) break;
+    ++choices[k - 1];
+    choices.resize(k);
+    if (lowered.size() >= kMaxBodyCombinations) {
+      diags.error(rule.loc, "rule '" + rule.name + "' expands to more than " + std::to_string(kMaxBodyCombinations) +
+                                " pattern-body combinations");
+      return false;
+    }
+  }
+  for (auto& r : lowered) out.push_back(std::move(r));
+  return true;
+}
+
+std::vector<Rule> lower_rules(const std::vector<const dsl::RuleDecl*>& rules, dsl::Diagnostics& diags) {
+  std::vector<Rule> out;
+  for (const dsl::RuleDecl* r : rules) lower_rule(*r, out, diags);
+  return out;
+}
+
+}  // namespace fusor
