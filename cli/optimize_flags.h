@@ -2,11 +2,12 @@
 // spell and validate them identically.
 //
 //   add_shape_flags / parse_shape_flags        --dim NAME=V, --shape INPUT=AxBxC (repeatable)
-//   add_optimize_flags / parse_optimize_flags  the shape flags plus --level and --provider
+//   add_optimize_flags / parse_optimize_flags  the shape flags plus --level, --provider and the
+//                                              rule flags --rules, --no-default-rules, --disable, --trace
 //
 // Bad values are usage errors (exit 1): an unknown level or provider (the message lists the
-// known ones), a malformed --dim/--shape. The rule-engine flags (--rules, --no-default-rules,
-// --disable, --trace) will be added here when the rule engine lands, so every command gets them.
+// known ones), a malformed --dim/--shape. An unknown --disable name is reported by optimize()
+// (it knows the loaded rules).
 #pragma once
 #include "cli/args.h"
 #include "engine/onnx/onnx_io.h"
