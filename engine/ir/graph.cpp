@@ -285,7 +285,7 @@ NodeId Graph::add_node(OpType op, std::vector<ValueId> inputs, std::vector<Value
   return id;
 }
 
-NodeId Graph::add_node(OpType op, std::vector<ValueId> inputs, int num_outputs, std::vector<Attribute> attrs,
+NodeId Graph::create_node(OpType op, std::vector<ValueId> inputs, int num_outputs, std::vector<Attribute> attrs,
                        std::string name, NodeId before) {
   if (name.empty()) name = unique_name(op.name());
   std::vector<ValueId> outs;

@@ -171,8 +171,10 @@ class Graph {
   // (kNoNode: at the end).
   NodeId add_node(OpType op, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
                   std::vector<Attribute> attrs = {}, std::string name = {}, NodeId before = kNoNode);
-  // Same, creating `num_outputs` fresh output values named after the node.
-  NodeId add_node(OpType op, std::vector<ValueId> inputs, int num_outputs, std::vector<Attribute> attrs = {},
+  // Same, creating `num_outputs` fresh output values named after the node. (A distinct name:
+  // an add_node overload taking an int made `add_node(op, {x}, {y})` pick it and silently create
+  // a new output instead of using y.)
+  NodeId create_node(OpType op, std::vector<ValueId> inputs, int num_outputs, std::vector<Attribute> attrs = {},
                   std::string name = {}, NodeId before = kNoNode);
   // Removes the node. Its outputs lose their producer; outputs with no uses that are not graph
   // outputs are removed too.

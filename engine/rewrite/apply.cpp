@@ -158,7 +158,7 @@ class Applier {
       for (const AttrTemplate& t : rn.attrs) apply_attr(t, rn.op, attrs);
       reexpress_lifted(rn.op, in, attrs);
       std::string name = g_.unique_name(root.name.empty() ? r_.name : root.name + "/" + r_.name);
-      NodeId id = g_.add_node(rn.op, in, rn.num_outputs, attrs, name, root_);
+      NodeId id = g_.create_node(rn.op, in, rn.num_outputs, attrs, name, root_);
       new_nodes_.push_back(id);
       res_.new_nodes.push_back(id);
       st_.set(id, res_.depth);
@@ -281,7 +281,7 @@ class Applier {
       bool is_new = rw_.redefs[i].source.kind == RInput::Kind::NewNode;
       if (yv.is_graph_output && !is_new && !can_take_name(src)) {
         // Keep an Identity so the graph output keeps its name.
-        NodeId id = g_.add_node(OpType::onnx("Identity"), {src}, 1, {}, g_.unique_name(yv.name + "_identity"), root_);
+        NodeId id = g_.create_node(OpType::onnx("Identity"), {src}, 1, {}, g_.unique_name(yv.name + "_identity"), root_);
         new_nodes_.push_back(id);
         res_.new_nodes.push_back(id);
         st_.set(id, res_.depth);

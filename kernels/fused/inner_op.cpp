@@ -37,7 +37,7 @@ class InnerContext : public KernelContext {
 InnerOp::InnerOp(const std::string& op, int num_inputs, std::vector<Attribute> attrs, int num_outputs, int64_t opset) {
   std::vector<ValueId> ins;
   for (int i = 0; i < num_inputs; ++i) ins.push_back(graph_.add_value("in" + std::to_string(i)));
-  node_ = graph_.add_node(OpType::onnx(op), ins, num_outputs, std::move(attrs), "inner_" + op);
+  node_ = graph_.create_node(OpType::onnx(op), ins, num_outputs, std::move(attrs), "inner_" + op);
   KernelInfo info;
   info.node = &graph_.node(node_);
   info.graph = &graph_;

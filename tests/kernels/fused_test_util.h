@@ -35,7 +35,7 @@ inline std::vector<Tensor> run_fused(const std::string& op, const std::vector<Te
     vals.push_back(v);
     ptrs.push_back(&ins[i]);
   }
-  NodeId n = g.add_node(OpType("fusor", op), vals, num_outputs, std::move(attrs), "fused");
+  NodeId n = g.create_node(OpType("fusor", op), vals, num_outputs, std::move(attrs), "fused");
   return run_kernel(KernelRegistry::global(), g, g.node(n), 1, ptrs, impl);
 }
 

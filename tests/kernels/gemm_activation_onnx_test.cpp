@@ -27,7 +27,7 @@ TEST(ActivationOnnx, OfNode) {
   Graph g;
   auto node_of = [&](const char* domain, const char* op, std::vector<Attribute> attrs) -> const Node& {
     ValueId in = g.add_value(g.unique_name("x"));
-    NodeId n = g.add_node(OpType(domain, op), {in}, 1, std::move(attrs));
+    NodeId n = g.create_node(OpType(domain, op), {in}, 1, std::move(attrs));
     return g.node(n);
   };
   EXPECT_EQ(activation_of_node(node_of("", "Relu", {}))->kind, Activation::Relu);

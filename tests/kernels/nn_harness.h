@@ -98,7 +98,7 @@ struct OneNode {
   OneNode(const std::string& op, int num_inputs, int num_outputs, std::vector<Attribute> attrs = {}) {
     std::vector<ValueId> ins;
     for (int i = 0; i < num_inputs; ++i) ins.push_back(graph.add_value("in" + std::to_string(i)));
-    id = graph.add_node(OpType::onnx(op), ins, num_outputs, std::move(attrs), "n");
+    id = graph.create_node(OpType::onnx(op), ins, num_outputs, std::move(attrs), "n");
   }
   const Node& node() const { return graph.node(id); }
 };

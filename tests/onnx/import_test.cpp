@@ -451,7 +451,7 @@ TEST(Import, InferShapesAfterARewrite) {
   Graph& g = *model->graph;
   // Append Transpose(y) as a new output and forget every intermediate type.
   ValueId y = g.find_value("y");
-  NodeId t = g.add_node(OpType::onnx("Transpose"), {y}, 1, {}, "tr");
+  NodeId t = g.create_node(OpType::onnx("Transpose"), {y}, 1, {}, "tr");
   ValueId yt = g.node(t).outputs[0];
   g.add_output(yt);
   for (const char* n : {"h", "z"}) g.value(g.find_value(n)).type = ValueType{};
