@@ -11,7 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-PKGS=(cmake g++ make pkg-config git time
+PKGS=(cmake g++ make pkg-config git time ccache
       libonnx-dev libonnx-testdata python3 python3-onnx python3-numpy
       libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev)
@@ -39,5 +39,7 @@ fi
 
 build=${FUSOR_BUILD_DIR:-$here/build}
 BUILD_TYPE=${FUSOR_BUILD_TYPE:-Release}
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" ${FUSOR_CMAKE_ARGS:-} >/dev/null
+# ccache keeps rebuilds of a fresh clone on the same machine (CI's warm runs) within minutes.
+launcher=""; command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" $launcher ${FUSOR_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"${FUSOR_JOBS:-$(nproc)}"
