@@ -213,7 +213,9 @@ TEST(Rewrite, TransposePairCancelsOnlyWhenInverse) {
     run_rewrites(b.g, {transpose_pair_rule()}, {}, 17);
     b.g.verify();
     EXPECT_EQ(b.count("Transpose"), c.cancels ? 0 : 2) << b.dump();
-    if (c.cancels) EXPECT_EQ(b.g.value(b.producer_of("neg").inputs[0]).name, "r");
+    if (c.cancels) {
+      EXPECT_EQ(b.g.value(b.producer_of("neg").inputs[0]).name, "r");
+    }
   }
 }
 
