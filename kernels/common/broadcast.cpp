@@ -19,7 +19,8 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& wher
         o = s[d];
         continue;
       }
-      std::string msg = where + ": shapes cannot be broadcast:";
+      std::string msg = where;  // not `where + "..."`: GCC 12 warns falsely (-Wrestrict) on that form
+      msg += ": shapes cannot be broadcast:";
       for (const Shape& x : shapes) msg += " " + shape_str(x);
       throw_bad_input(msg);
     }
