@@ -19,9 +19,12 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& wher
         o = s[d];
         continue;
       }
-      std::string msg = where;  // not `where + "..."`: GCC 12 warns falsely (-Wrestrict) on that form
+      std::string msg = where;  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on `a + b` here
       msg += ": shapes cannot be broadcast:";
-      for (const Shape& x : shapes) msg += " " + shape_str(x);
+      for (const Shape& x : shapes) {
+        msg += ' ';
+        msg += shape_str(x);
+      }
       throw_bad_input(msg);
     }
   }
