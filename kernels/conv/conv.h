@@ -46,6 +46,10 @@ struct Conv2dShape {
   }
 };
 
+struct ConvParams;
+// The 2-D call geometry of a 1-D or 2-D Conv (a 1-D conv is a 2-D conv of height 1).
+Conv2dShape conv2d_shape(const ConvParams& p);
+
 // Weights (OC, C/group, kh, kw) packed once for a layout and ISA.
 class PackedConvWeights {
  public:
