@@ -40,6 +40,8 @@ fi
 build=${FUSOR_BUILD_DIR:-$here/build}
 BUILD_TYPE=${FUSOR_BUILD_TYPE:-Release}
 # ccache keeps rebuilds of a fresh clone on the same machine (CI's warm runs) within minutes.
+# CCACHE_BASEDIR/NOHASHDIR: hits across clones in different folders (CI clones anew each run).
+export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
 launcher=""; command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" $launcher ${FUSOR_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"${FUSOR_JOBS:-$(nproc)}"
