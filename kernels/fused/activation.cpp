@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/ir/error.h"
+#include "kernels/common/dtype_dispatch.h"
 
 namespace fusor::fused {
 
@@ -46,6 +47,15 @@ ActivationSpec activation_of(const Node& node) {
     throw_bad_input(node.describe() + ": activation '" + name + "' takes " + std::to_string(max_params) +
                     " activation_params, got " + std::to_string(p.size()));
   return a;
+}
+
+void activate_in_place(Tensor& y, const ActivationSpec& act, const std::string& where) {
+  if (act.kind == Activation::None) return;
+  dispatch_float(y.dtype(), where, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = y.data<T>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = activate<T>(act, p[i]);
+  });
 }
 
 }  // namespace fusor::fused

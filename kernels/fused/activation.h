@@ -16,6 +16,8 @@ namespace fusor::fused {
 
 // Throws BadInput naming the node for an unknown activation or too many parameters.
 ActivationSpec activation_of(const Node& node);
+// Applies `act` to every element of a float tensor (the reference kernels' separate pass).
+void activate_in_place(Tensor& y, const ActivationSpec& act, const std::string& where);
 
 template <typename T>
 T activate(const ActivationSpec& a, T x) {

@@ -17,15 +17,6 @@
 namespace fusor::fused {
 namespace {
 
-void activate_in_place(Tensor& y, const ActivationSpec& act, const std::string& where) {
-  if (act.kind == Activation::None) return;
-  dispatch_float(y.dtype(), where, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = y.data<T>();
-    for (int64_t i = 0; i < y.numel(); ++i) p[i] = activate<T>(act, p[i]);
-  });
-}
-
 // Reference for the conv family: `layout_nhwc` transposes X, Z and Y around the channels-first op.
 class RefConvFamily : public Kernel {
  public:

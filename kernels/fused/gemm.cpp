@@ -17,15 +17,6 @@
 namespace fusor::fused {
 namespace {
 
-void activate_in_place(Tensor& y, const ActivationSpec& act, const std::string& where) {
-  if (act.kind == Activation::None) return;
-  dispatch_float(y.dtype(), where, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = y.data<T>();
-    for (int64_t i = 0; i < y.numel(); ++i) p[i] = activate<T>(act, p[i]);
-  });
-}
-
 class RefFusedGemm : public Kernel {
  public:
   explicit RefFusedGemm(const KernelInfo& info)
