@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 PKGS=(cmake g++ make pkg-config git time ccache
       libonnx-dev libonnx-testdata python3 python3-onnx python3-numpy
-      libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev
+      libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev libssl-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev)
 deps_only=0
 for arg in "$@"; do

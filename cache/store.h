@@ -1,0 +1,119 @@
+// The optimized-session store: one SQLite file (WAL mode) shared safely by concurrent processes.
+//
+// Schema (format "fusor-cache-1" in table meta):
+//   entries(key TEXT PRIMARY KEY, model TEXT, providers TEXT, level TEXT, created_ms, last_used_ms,
+//           hits, size, checksum TEXT, info TEXT, payload BLOB)
+// `info` and `payload` are opaque here (cache/payload.h gives them meaning); `checksum` is the
+// SHA-256 of both, checked on every fetch.
+//
+// Safety contract:
+// - Every write is one BEGIN IMMEDIATE transaction, so a process killed mid-write leaves the
+//   previous state (SQLite's journal). Readers and writers wait for each other up to the busy
+//   timeout (10 s) instead of failing.
+// - A file that is not an SQLite database, is damaged, or holds another schema is renamed aside
+//   ("cache.db.corrupt-YYYYmmdd-HHMMSS-PID", with its -wal/-shm; nothing is deleted) and a fresh
+//   store is started; a warning goes to stderr. This happens at open and whenever SQLite reports
+//   corruption later.
+// - An entry whose checksum fails is deleted (warning) and reported as absent, so the caller
+//   rebuilds it.
+// - Any other failure (read-only directory, disk full, lock timeout) is a warning and the store
+//   behaves as empty for that call: the cache never makes a run fail.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace fusor::cache {
+
+// $XDG_CACHE_HOME/fusor/cache.db, else $HOME/.cache/fusor/cache.db ("" when neither is set).
+std::string default_cache_path();
+// The size bound in bytes: $FUSOR_CACHE_MAX_MB (megabytes, 1 MB = 2^20 bytes) when set, else 1 GiB.
+int64_t default_max_bytes();
+
+struct EntryMeta {
+  std::string model;      // where the model came from (for `fusor cache list`)
+  std::string providers;  // "cpu"
+  std::string level;      // "all"
+};
+
+struct EntryRow {
+  std::string key;
+  EntryMeta meta;
+  int64_t created_ms = 0, last_used_ms = 0, hits = 0, size = 0;
+};
+
+struct Fetched {
+  std::string info, payload;
+};
+
+struct StoreStats {
+  std::string path;
+  int64_t entries = 0, bytes = 0, hits = 0;
+  int64_t file_bytes = 0;  // the database file plus its WAL
+};
+
+struct VerifyReport {
+  bool integrity_ok = true;
+  std::string integrity;              // "ok" or SQLite's first complaint
+  int64_t entries = 0;
+  std::vector<std::string> bad_keys;  // checksum failures (dropped when verify(drop=true))
+};
+
+class Store {
+ public:
+  // Opens or creates the store at `path` (creating its directory). Never throws: returns
+  // nullptr, after a warning, when no store can be used at all (e.g. an unwritable directory).
+  static std::unique_ptr<Store> open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // The entry, checksum-verified, with its hit count and recency updated; nullopt when absent,
+  // dropped for a bad checksum, or the store failed (warnings say which).
+  std::optional<Fetched> get(const std::string& key);
+  // Inserts or replaces the entry, then evicts least-recently-used entries until the store
+  // holds at most `max_bytes` of entries (an entry larger than the bound is not stored).
+  // Returns false (after a warning) when nothing was stored.
+  bool put(const std::string& key, const EntryMeta& meta, const std::string& info, const std::string& payload,
+           int64_t max_bytes);
+
+  std::vector<EntryRow> list();
+  StoreStats stats();
+  // SQLite's integrity_check plus every entry's checksum; with `drop`, bad entries are deleted.
+  VerifyReport verify(bool drop);
+  // Deletes every entry; returns how many there were.
+  int64_t clear();
+
+ private:
+  explicit Store(std::string path) : path_(std::move(path)) {}
+  // Opens path_; throws SqliteError.
+  void connect();
+  void close();
+  // Renames the damaged file aside and starts a fresh store (warnings on stderr). False when
+  // even the fresh store cannot be opened.
+  bool recover(const std::string& why);
+  // Runs `op`, recovering once from corruption; other SQLite errors become a warning and
+  // `fallback`.
+  template <class T, class Op>
+  T guarded(const char* what, T fallback, Op op);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  uint64_t dev_ = 0, ino_ = 0;  // of the file this connection opened (so recovery renames only it)
+};
+
+// Deletes least-recently-used entries (never `keep`) until the entries' sizes sum to at most
+// `max_bytes`; returns how many were deleted. Call inside a write transaction.
+int64_t evict_lru(sqlite3* db, int64_t max_bytes, const std::string& keep);
+
+// Test hook: when $FUSOR_CACHE_TEST_KILL is "put", the process kills itself (SIGKILL) inside the
+// write transaction, after the entry's INSERT and before COMMIT.
+void test_kill_point(const char* where);
+
+}  // namespace fusor::cache
