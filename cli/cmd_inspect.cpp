@@ -1,15 +1,59 @@
-// fusor inspect MODEL [--json] [--dim ...] [--shape ...]
+// fusor inspect MODEL [--json] [--arena] [--dot OUT.dot] [--svg OUT.svg] [--compare ORIGINAL]
+//                     [--dim ...] [--shape ...]
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/optimize_flags.h"
 #include "cli/report.h"
+#include "engine/exec/executor.h"
+#include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
+#include "engine/rewrite/provenance.h"
+#include "engine/session/arena_report.h"
+#include "engine/session/dot.h"
 #include "engine/session/model_stats.h"
+#include "engine/session/optimized_stamp.h"
 
 namespace fusor::cli {
 
 namespace {
+
+// Nodes of the main graph a rule made (their doc_string carries provenance), in graph order.
+json::Value fused_nodes_json(const Graph& g) {
+  json::Value list = json::Value::array();
+  for (NodeId id = g.first(); id != kNoNode; id = g.next(id)) {
+    const Node& n = g.node(id);
+    auto p = parse_provenance(n.doc_string);
+    if (!p) continue;
+    json::Value v = json::Value::object();
+    v.set("name", n.name);
+    v.set("op", n.op.domain().empty() ? n.op.name() : n.op.qualified());
+    v.set("rule", p->rule);
+    json::Value replaced = json::Value::array();
+    for (const auto& r : p->replaced) replaced.push_back(r);
+    v.set("replaced", std::move(replaced));
+    json::Value via = json::Value::array();
+    for (const auto& r : p->via) via.push_back(r);
+    v.set("via", std::move(via));
+    list.push_back(std::move(v));
+  }
+  return list;
+}
+
+json::Value stamp_json(const Model& model) {
+  auto s = read_stamp(model);
+  if (!s) return nullptr;
+  json::Value v = json::Value::object();
+  v.set("provider", s->provider);
+  v.set("providers", s->providers);
+  v.set("level", s->level);
+  v.set("rule_set_hash", s->rule_set_hash);
+  v.set("version", s->version);
+  return v;
+}
 
 json::Value inspect_json(const Model& model, const ModelStats& s) {
   json::Value v = json::Value::object();
@@ -28,6 +72,8 @@ json::Value inspect_json(const Model& model, const ModelStats& s) {
   v.set("outputs", std::move(outputs));
   v.set("initializers", s.initializers);
   v.set("initializer_bytes", s.initializer_bytes);
+  v.set("optimized", stamp_json(model));
+  v.set("fused_nodes", fused_nodes_json(*model.graph));
   return v;
 }
 
@@ -39,6 +85,19 @@ void print_io(std::ostream& out, const char* title, const std::vector<IoStats>& 
     std::string name = io.name;
     name.append(w + 2 - name.size(), ' ');
     out << "  " << name << io.type << " " << shape_text(io) << "\n";
+  }
+}
+
+void print_fused(std::ostream& out, const json::Value& fused, const json::Value& stamp) {
+  if (!stamp.is_null())
+    out << "optimized:    by fusor " << stamp["version"].as_string() << " for " << stamp["provider"].as_string()
+        << " at level " << stamp["level"].as_string() << " (rule set " << stamp["rule_set_hash"].as_string() << ")\n";
+  if (fused.size() == 0) return;
+  out << "fused nodes (" << fused.size() << "):\n";
+  for (const json::Value& f : fused.as_array()) {
+    out << "  " << f["name"].as_string() << "  " << f["op"].as_string() << "  rule " << f["rule"].as_string() << " <-";
+    for (const json::Value& r : f["replaced"].as_array()) out << " " << r.as_string();
+    out << "\n";
   }
 }
 
@@ -57,6 +116,72 @@ void print_text(std::ostream& out, const Model& model, const ModelStats& s) {
   print_io(out, "outputs", s.outputs);
   out << "ops (all depths):\n";
   print_histogram(out, s.ops);
+  print_fused(out, fused_nodes_json(*model.graph), stamp_json(model));
+}
+
+void print_arena(std::ostream& out, const json::Value& a) {
+  out << "memory plan:  " << a["steps"].as_int() << " steps, " << a["tensors"].size() << " tensors in the arena\n";
+  out << "  peak " << bytes_text(a["peak_bytes"].as_int()) << " against " << bytes_text(a["no_reuse_bytes"].as_int())
+      << " without reuse, " << a["buffers"].as_int() << " buffers, " << a["inplace"].as_int() << " in place, scratch "
+      << bytes_text(a["scratch_bytes"].as_int()) << "\n";
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw_bad_input(path + ": cannot write the file");
+}
+
+bool have_graphviz() {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(start, end - start);
+    std::error_code ec;
+    if (!dir.empty() && std::filesystem::exists(dir + "/dot", ec)) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// Quotes an argument for /bin/sh.
+std::string sh_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+void write_drawings(const Args& args, const Model& model, const ShapeOverrides& overrides) {
+  auto dot_path = args.get("dot");
+  auto svg_path = args.get("svg");
+  auto original = args.get("compare");
+  if (!dot_path && !svg_path) {
+    if (original) throw_usage("--compare needs --dot OUT.dot or --svg OUT.svg");
+    return;
+  }
+  if (svg_path && !have_graphviz())
+    throw_bad_input("--svg needs Graphviz's `dot`, which is not installed (apt-get install graphviz); --dot " +
+                    (dot_path ? *dot_path : std::string("OUT.dot")) + " writes the graph without it");
+  std::string text;
+  if (original) {
+    LoadOptions load;
+    load.overrides = overrides;
+    auto before = load_model(*original, load);
+    text = compare_dot(*before, "before: " + *original, model, "after: " + model.path);
+  } else {
+    text = model_dot(model, model.path);
+  }
+  std::string dot_file = dot_path ? *dot_path : *svg_path + ".dot";
+  write_text_file(dot_file, text);
+  if (!svg_path) return;
+  std::string cmd = "dot -Tsvg " + sh_quote(dot_file) + " -o " + sh_quote(*svg_path);
+  int rc = std::system(cmd.c_str());
+  if (!dot_path) std::filesystem::remove(dot_file);
+  if (rc != 0) throw_bad_input("Graphviz's dot failed (exit " + std::to_string(rc) + ") rendering " + *svg_path);
 }
 
 int run_inspect(const Args& args) {
@@ -64,8 +189,22 @@ int run_inspect(const Args& args) {
   load.overrides = parse_shape_flags(args);
   auto model = load_model(args.positional(0), load);
   ModelStats stats = model_stats(*model);
-  if (args.has("json")) std::cout << inspect_json(*model, stats).dump(2) << "\n";
-  else print_text(std::cout, *model, stats);
+  json::Value arena;
+  if (args.has("arena")) {
+    ExecOptions eo;
+    eo.threads = 1;
+    Executor exec(*model, eo);
+    arena = arena_json(exec);
+  }
+  write_drawings(args, *model, load.overrides);
+  if (args.has("json")) {
+    json::Value v = inspect_json(*model, stats);
+    if (!arena.is_null()) v.set("arena", std::move(arena));
+    std::cout << v.dump(2) << "\n";
+  } else {
+    print_text(std::cout, *model, stats);
+    if (!arena.is_null()) print_arena(std::cout, arena);
+  }
   return kExitOk;
 }
 
@@ -74,14 +213,23 @@ int run_inspect(const Args& args) {
 Command inspect_command() {
   Command c;
   c.name = "inspect";
-  c.summary = "show a model's opsets, inputs and outputs, op histogram and weight size";
-  c.usage = "MODEL [--json] [--dim NAME=V]... [--shape INPUT=AxBxC]...";
+  c.summary = "show a model's opsets, inputs and outputs, op histogram, fused nodes, memory plan and graph";
+  c.usage = "MODEL [--json] [--arena] [--dot OUT.dot] [--svg OUT.svg] [--compare ORIGINAL] [--dim NAME=V]... "
+            "[--shape INPUT=AxBxC]...";
   c.description =
       "Loads MODEL (with ONNX shape inference, after applying --dim/--shape) and prints what it holds.\n"
       "Node counts: top-level nodes, nodes inside subgraphs (If/Loop/Scan bodies), Constant nodes;\n"
-      "the op histogram counts all depths. See docs/cli.md for the JSON keys.";
+      "the op histogram counts all depths. On a model fusor optimized, it also lists the fused nodes\n"
+      "with the rule that made each and the original nodes it replaced. --arena plans the model and\n"
+      "adds the memory plan. --dot/--svg draw the graph (fused nodes highlighted); --compare ORIGINAL\n"
+      "draws ORIGINAL and MODEL side by side. See docs/cli.md for the JSON keys.";
   c.declare = [](ArgParser& p) {
-    p.positional("MODEL", "an .onnx file").flag("json", "print a JSON report instead of text");
+    p.positional("MODEL", "an .onnx file")
+        .flag("json", "print a JSON report instead of text")
+        .flag("arena", "plan the model and add its memory plan (tensor lifetimes, offsets, peak, reuse)")
+        .option("dot", "OUT.dot", "draw the graph as Graphviz DOT, fused nodes highlighted")
+        .option("svg", "OUT.svg", "render the drawing as SVG through Graphviz's dot")
+        .option("compare", "ORIGINAL", "draw ORIGINAL (before) and MODEL (after) side by side");
     add_shape_flags(p);
   };
   c.run = run_inspect;

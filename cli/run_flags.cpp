@@ -7,6 +7,7 @@
 #include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
 #include "engine/session/inputs.h"
+#include "engine/session/prepare.h"
 #include "engine/util/log.h"
 #include "engine/util/stopwatch.h"
 
@@ -43,20 +44,17 @@ RunSession open_run_session(const Args& args, bool profile) {
   // Read the input files before the (possibly slow) model load, so a bad file fails fast.
   for (const std::string& spec : args.all("input")) s.inputs.push_back(read_named_input(spec));
 
-  LoadOptions load;
-  load.overrides = flags.overrides;
-  Stopwatch clock;
-  s.model = load_model(args.positional(0), load);
-  s.load_ms = clock.ms();
-  clock.reset();
-  optimize(*s.model, flags.options);
-  s.optimize_ms = clock.ms();
-  clock.reset();
-  ExecOptions eo;
-  eo.threads = s.threads;
-  eo.profile = profile;
-  s.executor = std::make_unique<Executor>(*s.model, eo);
-  s.plan_ms = clock.ms();
+  PrepareOptions prep;
+  prep.optimize = flags.options;
+  prep.overrides = flags.overrides;
+  prep.exec.threads = s.threads;
+  prep.exec.profile = profile;
+  PreparedSession ps = prepare_session(ModelSource::file(args.positional(0)), prep);
+  s.model = std::move(ps.model);
+  s.executor = std::move(ps.executor);
+  s.load_ms = ps.load_ms;
+  s.optimize_ms = ps.optimize_ms;
+  s.plan_ms = ps.plan_ms;
 
   std::vector<std::string> warnings;
   complete_inputs(*s.model->graph, s.inputs, in, &warnings);

@@ -7,6 +7,7 @@
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/infer.h"
 #include "engine/rewrite/predicate.h"
+#include "engine/rewrite/provenance.h"
 
 namespace fusor {
 
@@ -52,6 +53,8 @@ class Applier {
     for (NodeId n : m_.nodes) res_.depth = std::max(res_.depth, st_.get(n) + grows);
     for (NodeId n : m_.nodes) res_.matched.push_back(g_.node(n).name);
     if (is_noop_identity()) return res_;
+    // Read before the matched nodes go: their own provenance folds into the new nodes'.
+    std::string provenance = provenance_doc_string(provenance_of_rewrite(g_, r_.name, m_.nodes));
     try {
       build_nodes();
       std::vector<ValueId> sources;
@@ -66,6 +69,7 @@ class Applier {
     }
     remove_matched();
     finish();
+    for (NodeId n : new_nodes_) g_.node(n).doc_string = provenance;
     res_.changed = true;
     return res_;
   }

@@ -12,6 +12,8 @@
 #include "engine/rewrite/lower.h"
 #include "engine/rewrite/passes.h"
 #include "engine/rewrite/runner.h"
+#include "engine/session/optimized_stamp.h"
+#include "engine/session/rule_set_hash.h"
 
 namespace fusor {
 
@@ -84,10 +86,10 @@ dsl::Level dsl_level(OptLevel level) {
 
 }  // namespace
 
-std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider) {
+std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider, const std::string& root) {
   std::vector<std::string> files;
   if (level == OptLevel::Disabled) return files;
-  std::string path = shipped_rules_root() + "/providers/" + provider + ".provider";
+  std::string path = (root.empty() ? shipped_rules_root() : root) + "/providers/" + provider + ".provider";
   dsl::Diagnostics diags;
   auto def = dsl::load_provider(path, {}, diags);
   if (!def || diags.has_errors()) fail_with(diags, "provider '" + provider + "' (" + path + ")");
@@ -96,7 +98,8 @@ std::vector<std::string> default_rule_files(OptLevel level, const std::string& p
 
 std::vector<Rule> load_optimize_rules(const OptimizeOptions& options, int64_t opset) {
   std::vector<std::string> files;
-  if (!options.no_default_rules) files = default_rule_files(options.level, options.providers.front());
+  if (!options.no_default_rules)
+    files = default_rule_files(options.level, options.providers.front(), options.rules_root);
   for (const std::string& f : options.rule_files) files.push_back(f);
   if (files.empty()) return {};
   dsl::CheckOptions copts;
@@ -112,6 +115,7 @@ std::vector<Rule> load_optimize_rules(const OptimizeOptions& options, int64_t op
 
 OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   for (const std::string& p : options.providers) check_provider(p);
+  check_stamp_provider(model, options.providers);
   OptimizeReport report;
   if (options.level == OptLevel::Disabled) return report;
   int64_t opset = model.opset("");
@@ -127,6 +131,8 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   RewriteReport rep = run_rewrites(model, rules, ro);
   for (const auto& [name, n] : rep.rules_fired) report.rules_fired[name] = n;
   for (const TraceRecord& t : rep.trace) report.trace.push_back(t.str());
+  report.rule_set_hash = rule_set_hash(options);
+  stamp_optimized(model, options, report.rule_set_hash);
   FUSOR_LOG(Info) << "level '" << opt_level_name(options.level) << "': " << rules.size() << " rules, "
                   << rep.rewrites << " rewrites (" << stop_reason_name(rep.stop) << ")";
   return report;

@@ -41,6 +41,7 @@ struct OptimizeOptions {
   std::vector<std::string> disabled;             // rules or built-in passes to skip (--disable)
   bool no_default_rules = false;                 // drop the shipped rule files (--no-default-rules)
   bool trace = false;                            // record every rewrite (--trace)
+  std::string rules_root;                        // where providers/ and rules/ are; "" = shipped_rules_root()
 };
 
 struct OptimizeReport {
@@ -48,6 +49,8 @@ struct OptimizeReport {
   std::map<std::string, int64_t> rules_fired;
   // One line per rewrite when OptimizeOptions::trace is set.
   std::vector<std::string> trace;
+  // rule_set_hash(options) of this run ("" at level disabled).
+  std::string rule_set_hash;
 };
 
 // The directory holding the shipped `providers/` and `rules/` folders: $FUSOR_RULES_DIR, else the
@@ -55,10 +58,14 @@ struct OptimizeReport {
 std::string shipped_rules_root();
 // The provider's rule files at `level` (none at disabled). Throws Error(BadInput) after printing
 // diagnostics on stderr when the provider definition is bad.
-std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider);
+// `root` overrides shipped_rules_root() when not empty.
+std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider, const std::string& root = "");
 
 // Optimizes the model in place. Throws Error(Usage) for bad options (unknown provider),
-// Error(BadInput) for bad rule files.
+// Error(BadInput) for bad rule files, and for a model fusor already optimized for a provider
+// that is not in options.providers (its fused ops target that provider's kernels).
+// After rewriting at a level above disabled: the `fusor` opset import is added when fusor-domain
+// ops are present, and the metadata stamp records provider, level and rule-set hash.
 OptimizeReport optimize(Model& model, const OptimizeOptions& options);
 
 }  // namespace fusor

@@ -1,0 +1,33 @@
+// The library API's error boundary: internal fusor::Error (engine/ir/error.h) and other
+// exceptions become the public fusor::Exception (include/fusor/error.h).
+//   Usage -> InvalidArgument, BadInput -> InvalidGraph (NoSuchFile when the model file is
+//   missing: checked before loading), Internal and anything else -> Fail.
+#pragma once
+#include <string>
+#include <utility>
+
+#include "engine/ir/error.h"
+#include "fusor/error.h"
+
+namespace fusor {
+
+[[noreturn]] void throw_api(ErrorCode code, const std::string& message);
+ErrorCode api_error_code(const Error& e);
+
+// Runs f(), translating what it throws. fusor::Exception passes through unchanged.
+template <typename F>
+decltype(auto) api_call(F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const Exception&) {
+    throw;
+  } catch (const Error& e) {
+    throw Exception(api_error_code(e), e.what());
+  } catch (const std::bad_alloc&) {
+    throw Exception(ErrorCode::Fail, "out of memory");
+  } catch (const std::exception& e) {
+    throw Exception(ErrorCode::Fail, e.what());
+  }
+}
+
+}  // namespace fusor

@@ -1,0 +1,55 @@
+// One path from model bytes to a runnable session, shared by `fusor run` / `fusor bench`
+// (cli/run_flags.cpp) and the library's fusor::Session (include/fusor/session.h):
+//
+//   load (with --dim/--shape overrides) -> optimize (refuses a model stamped for another
+//   provider) -> optionally save the optimized model -> plan (kernels, memory).
+//
+// The optimized-session cache (cache/, issue 8) plugs in here: PrepareOptions::use_cache and
+// cache_path are carried for it; until it is wired, PreparedSession::cache is "off".
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/exec/executor.h"
+#include "engine/ir/model.h"
+#include "engine/onnx/onnx_io.h"
+#include "engine/session/optimize.h"
+
+namespace fusor {
+
+struct ModelSource {
+  std::string path;    // read from this file when `bytes` is empty
+  std::string bytes;   // a serialized ModelProto
+  std::string name;    // bytes: used in messages ("<bytes>" when empty)
+  std::string base_dir = ".";  // bytes: where external data is resolved
+  static ModelSource file(std::string p) { ModelSource s; s.path = std::move(p); return s; }
+  static ModelSource memory(std::string b, std::string n = "<bytes>") {
+    ModelSource s; s.bytes = std::move(b); s.name = std::move(n); return s;
+  }
+};
+
+struct PrepareOptions {
+  OptimizeOptions optimize;
+  ShapeOverrides overrides;
+  ExecOptions exec;
+  std::string optimized_model_path;  // "" = do not save
+  bool use_cache = true;             // honoured as "off" until the cache is wired in
+  std::string cache_path;            // "" = the default location
+};
+
+struct PreparedSession {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Executor> executor;
+  OptimizeReport report;
+  int64_t nodes_before = 0, nodes_after = 0;  // top-level nodes
+  double load_ms = 0, optimize_ms = 0, save_ms = 0, plan_ms = 0;
+  std::string cache = "off";  // "hit" | "miss" | "off"
+  double init_ms() const { return load_ms + optimize_ms + save_ms + plan_ms; }
+};
+
+// Throws fusor::Error: BadInput for a bad model / rule file / other provider's model, Usage for
+// bad options.
+PreparedSession prepare_session(const ModelSource& source, const PrepareOptions& options);
+
+}  // namespace fusor

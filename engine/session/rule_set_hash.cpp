@@ -1,0 +1,95 @@
+#include "engine/session/rule_set_hash.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
+#include "dsl/diagnostics.h"
+#include "dsl/parser.h"
+
+namespace fusor {
+
+namespace {
+
+class Fnv64 {
+ public:
+  void part(std::string_view bytes) {
+    uint64_t n = bytes.size();
+    for (int i = 0; i < 8; ++i) byte(static_cast<unsigned char>(n >> (8 * i)));
+    for (char c : bytes) byte(static_cast<unsigned char>(c));
+  }
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  void byte(unsigned char c) {
+    h_ ^= c;
+    h_ *= 0x100000001b3ULL;
+  }
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+std::vector<std::string> provider_files(const OptimizeOptions& o) {
+  std::vector<std::string> files;
+  std::string root = o.rules_root.empty() ? shipped_rules_root() : o.rules_root;
+  for (const std::string& p : o.providers) files.push_back(root + "/providers/" + p + ".provider");
+  return files;
+}
+
+std::vector<std::string> top_rule_files(const OptimizeOptions& o) {
+  std::vector<std::string> files;
+  if (!o.no_default_rules && o.level != OptLevel::Disabled && !o.providers.empty()) {
+    try {
+      files = default_rule_files(o.level, o.providers.front(), o.rules_root);
+    } catch (...) {
+      // A bad provider definition: its text is hashed, optimize() reports it.
+    }
+  }
+  for (const std::string& f : o.rule_files) files.push_back(f);
+  return files;
+}
+
+}  // namespace
+
+std::vector<std::string> rule_set_files(const OptimizeOptions& options) {
+  std::vector<std::string> out = provider_files(options);
+  std::vector<std::string> top = top_rule_files(options);
+  if (top.empty()) return out;
+  dsl::Diagnostics diags;  // errors are optimize()'s to report
+  auto parsed = dsl::parse_rule_files(top, diags);
+  std::vector<std::string> seen;
+  for (const auto& f : parsed)
+    if (f) seen.push_back(f->path);
+  // Top-level files that failed to parse at all still count.
+  for (const std::string& f : top)
+    if (std::find(seen.begin(), seen.end(), f) == seen.end()) seen.push_back(f);
+  out.insert(out.end(), seen.begin(), seen.end());
+  return out;
+}
+
+std::string rule_set_hash(const OptimizeOptions& options) {
+  Fnv64 h;
+  h.part("fusor-rule-set-1");
+  for (const std::string& path : rule_set_files(options)) {
+    std::string text;
+    if (dsl::read_text_file(path, text)) {
+      h.part("file");
+      h.part(text);
+    } else {
+      h.part("unreadable");
+      h.part(path);
+    }
+  }
+  std::vector<std::string> disabled = options.disabled;
+  std::sort(disabled.begin(), disabled.end());
+  disabled.erase(std::unique(disabled.begin(), disabled.end()), disabled.end());
+  h.part("disable");
+  for (const std::string& d : disabled) h.part(d);
+  h.part(options.no_default_rules ? "no-default-rules" : "default-rules");
+  return h.hex();
+}
+
+}  // namespace fusor
