@@ -13,4 +13,5 @@ void register_control_flow_kernels(KernelRegistry& r);
 void register_misc_kernels(KernelRegistry& r);     // quantization, einsum, ...
 void register_fused_kernels(KernelRegistry& r);    // the fusor domain
 void register_fast_kernels(KernelRegistry& r);     // GEMM/conv fast paths (priority > reference)
+void register_fast_pool_kernels(KernelRegistry& r);  // 2-D MaxPool/AveragePool, NCHW and NHWC
 }  // namespace fusor

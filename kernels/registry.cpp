@@ -20,6 +20,7 @@ KernelRegistry& KernelRegistry::global() {
     register_tensor_kernels(*reg);
     register_control_flow_kernels(*reg);
     register_fast_kernels(*reg);
+    register_fast_pool_kernels(*reg);
     register_fused_kernels(*reg);
     return reg;
   }();

@@ -1,0 +1,61 @@
+// The "fast" (priority 10) 2-D MaxPool / AveragePool kernels (ONNX, NCHW) and NhwcMaxPool /
+// NhwcAveragePool (fusor domain, NHWC) on pool2d. Float and 2-D only: any other case (N-d, other
+// element types, MaxPool's Indices output) goes to the reference kernel created alongside.
+#include <memory>
+
+#include "kernels/common/conv_params.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/fused/common.h"
+#include "kernels/kernel.h"
+#include "kernels/pool/pool2d.h"
+#include "kernels/register.h"
+
+namespace fusor {
+
+namespace {
+
+template <PoolMode kMode, bool kNhwc>
+class FastPool2d : public Kernel {
+ public:
+  explicit FastPool2d(const KernelInfo& info)
+      : attrs_(WindowAttrs::parse(info.n(), WindowKind::Pool)),
+        count_include_pad_(info.n().attr_int("count_include_pad", 0) != 0),
+        fallback_(fused::make_reference(info)) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    const bool indices = ctx.num_outputs() > 1 && ctx.output_wanted(1);
+    if (x.dtype() != DataType::Float || x.rank() != 4 || indices) return fallback_->compute(ctx);
+    const Shape& s = x.shape();
+    const ConvParams p = pool_params(attrs_, kNhwc ? Shape{s[0], s[3], s[1], s[2]} : s);
+    const Pool2d g = Pool2d::from(p, kMode, count_include_pad_);
+    const Shape out = kNhwc ? Shape{g.N, g.OH, g.OW, g.C} : Shape{g.N, g.C, g.OH, g.OW};
+    Tensor& y = ctx.output(0, out, DataType::Float);
+    if (kNhwc) pool2d_nhwc(g, x.data<float>(), y.data<float>(), ctx.threads());
+    else pool2d_nchw(g, x.data<float>(), y.data<float>(), ctx.threads());
+  }
+
+ private:
+  WindowAttrs attrs_;
+  bool count_include_pad_;
+  std::unique_ptr<Kernel> fallback_;
+};
+
+template <class K>
+void add(KernelRegistry& r, const char* domain, const char* op) {
+  r.add(domain, op, "fast", 10, [](const KernelInfo& info) -> std::unique_ptr<Kernel> {
+    if (fused::known_not_float(info, 0)) return fused::make_reference(info);
+    return std::make_unique<K>(info);
+  });
+}
+
+}  // namespace
+
+void register_fast_pool_kernels(KernelRegistry& r) {
+  add<FastPool2d<PoolMode::Max, false>>(r, "", "MaxPool");
+  add<FastPool2d<PoolMode::Average, false>>(r, "", "AveragePool");
+  add<FastPool2d<PoolMode::Max, true>>(r, kFusorDomain, "NhwcMaxPool");
+  add<FastPool2d<PoolMode::Average, true>>(r, kFusorDomain, "NhwcAveragePool");
+}
+
+}  // namespace fusor
