@@ -6,6 +6,7 @@
 #include <onnx/defs/schema.h>
 
 #include "engine/ir/error.h"
+#include "engine/onnx/fusor_schemas.h"
 #include "kernels/common/half.h"
 
 namespace fusor {
@@ -44,7 +45,9 @@ static std::optional<Attribute> from_proto(const onnx::AttributeProto& p, const 
 }
 
 std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, int64_t opset) {
-  const onnx::OpSchema* s = opset > 0
+  // fusor's ops have ONNX schemas (with their attributes' defaults) once registered.
+  if (op.domain() == kFusorDomain) register_fusor_schemas();
+  const onnx::OpSchema* s = opset > 0 && op.domain().empty()
       ? onnx::OpSchemaRegistry::Schema(op.name(), static_cast<int>(opset), op.domain())
       : onnx::OpSchemaRegistry::Schema(op.name(), op.domain());
   if (!s) return std::nullopt;
@@ -54,6 +57,7 @@ std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, i
 }
 
 static const onnx::OpSchema* schema_of(OpType op, int64_t opset) {
+  if (op.domain() == kFusorDomain) register_fusor_schemas();
   return opset > 0 && op.domain().empty() ? onnx::OpSchemaRegistry::Schema(op.name(), static_cast<int>(opset), op.domain())
                                           : onnx::OpSchemaRegistry::Schema(op.name(), op.domain());
 }
@@ -127,6 +131,11 @@ Tensor literal_tensor(const Literal& lit, DataType dtype) {
 
 static bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
 
+// A constant element against a literal value: an integer literal (`Add(x, 0)`) is exact even
+// against float constants, so `Add(v, 0)` does not match an epsilon such as 1e-6; a float literal
+// is within the literal tolerance.
+static bool literal_close(double a, double b, bool integer_literal) { return integer_literal ? a == b : close(a, b); }
+
 bool literal_matches(const Literal& lit, const Tensor& t, int out_rank) {
   if (t.dtype() == DataType::String || !t.defined()) return false;
   bool is_float = dtype_is_float(t.dtype());
@@ -138,7 +147,7 @@ bool literal_matches(const Literal& lit, const Tensor& t, int out_rank) {
   if (lit.is_list) {
     if (t.rank() != 1 || t.numel() != static_cast<int64_t>(lit.values.size())) return false;
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if (is_float ? !close(t.as_double(i), lit.values[i]) : t.as_int64(i) != static_cast<int64_t>(lit.values[i]))
+      if (is_float ? !literal_close(t.as_double(i), lit.values[i], lit.is_integer) : t.as_int64(i) != static_cast<int64_t>(lit.values[i]))
         return false;
     }
     return true;
@@ -148,7 +157,7 @@ bool literal_matches(const Literal& lit, const Tensor& t, int out_rank) {
   if (t.rank() > (out_rank < 0 ? 1 : out_rank)) return false;
   double want = lit.values.empty() ? 0 : lit.values[0];
   if (t.numel() != 1) return false;
-  return is_float ? close(t.as_double(0), want) : t.as_int64(0) == static_cast<int64_t>(want);
+  return is_float ? literal_close(t.as_double(0), want, lit.is_integer) : t.as_int64(0) == static_cast<int64_t>(want);
 }
 
 bool attr_equal(const Attribute& a, const Attribute& b) {
