@@ -7,7 +7,8 @@
   X(optimize)            \
   X(run)                 \
   X(bench)               \
-  X(rules)
+  X(rules)               \
+  X(explain)
 
 namespace fusor::cli {
 

@@ -6,6 +6,7 @@
 #include "engine/ir/error.h"
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/infer.h"
+#include "engine/rewrite/kernel_gate.h"
 #include "engine/rewrite/predicate.h"
 #include "engine/rewrite/provenance.h"
 
@@ -44,8 +45,9 @@ std::vector<float> attrs_as_floats(MatchEnv& env, NodeId n) {
 
 class Applier {
  public:
-  Applier(Graph& g, const CompiledRule& cr, const Match& m, MatchEnv& env, RewriteState& st)
-      : g_(g), cr_(cr), r_(*cr.rule), p_(cr.rule->pattern), rw_(cr.rule->rewrite), m_(m), env_(env), st_(st) {}
+  Applier(Graph& g, const CompiledRule& cr, const Match& m, MatchEnv& env, RewriteState& st, const KernelGate* gate)
+      : g_(g), cr_(cr), r_(*cr.rule), p_(cr.rule->pattern), rw_(cr.rule->rewrite), m_(m), env_(env), st_(st),
+        gate_(gate) {}
 
   ApplyResult run() {
     root_ = m_.nodes[p_.root];
@@ -57,6 +59,7 @@ class Applier {
     std::string provenance = provenance_doc_string(provenance_of_rewrite(g_, r_.name, m_.nodes));
     try {
       build_nodes();
+      check_kernels();
       std::vector<ValueId> sources;
       for (const Redefinition& d : rw_.redefs) sources.push_back(source_value(d));
       check_types(sources);
@@ -64,6 +67,7 @@ class Applier {
     } catch (const Refused& r) {
       rollback();
       res_.refused = r.why;
+      res_.skipped = r.skipped;
       res_.new_nodes.clear();
       return res_;
     }
@@ -77,7 +81,16 @@ class Applier {
  private:
   struct Refused {
     std::string why;
+    bool skipped = false;  // the provider cannot run the result
   };
+
+  void check_kernels() {
+    if (!gate_ || !gate_->restricts()) return;
+    for (NodeId n : KernelGate::runtime_nodes(g_, new_nodes_)) {
+      std::string why = gate_->cannot_run(env_, n);
+      if (!why.empty()) throw Refused{why, true};
+    }
+  }
 
   // `y = x` on a graph output that x cannot be renamed to, where the match is that Identity.
   bool is_noop_identity() {
@@ -383,6 +396,7 @@ class Applier {
   const Match& m_;
   MatchEnv& env_;
   RewriteState& st_;
+  const KernelGate* gate_ = nullptr;
   NodeId root_ = kNoNode;
   std::vector<NodeId> new_nodes_;
   std::vector<ValueId> new_values_;
@@ -393,8 +407,9 @@ class Applier {
 
 }  // namespace
 
-ApplyResult apply_rewrite(Graph& g, const CompiledRule& cr, const Match& m, MatchEnv& env, RewriteState& st) {
-  return Applier(g, cr, m, env, st).run();
+ApplyResult apply_rewrite(Graph& g, const CompiledRule& cr, const Match& m, MatchEnv& env, RewriteState& st,
+                          const KernelGate* gate) {
+  return Applier(g, cr, m, env, st, gate).run();
 }
 
 }  // namespace fusor

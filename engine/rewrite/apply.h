@@ -20,6 +20,7 @@ namespace fusor {
 struct ApplyResult {
   bool changed = false;
   std::string refused;                // why the rewrite was refused at this match ("" when not)
+  bool skipped = false;               // refused because the provider's kernels cannot run a new node
   std::vector<NodeId> new_nodes;      // in order
   std::vector<NodeId> touched;        // nodes whose inputs or uses changed (to re-queue)
   std::vector<std::string> matched;   // names of the matched nodes (for --trace)
@@ -41,6 +42,10 @@ struct RewriteState {
   }
 };
 
-ApplyResult apply_rewrite(Graph& g, const CompiledRule& cr, const Match& m, MatchEnv& env, RewriteState& st);
+class KernelGate;
+// With a gate, a rewrite creating a node the provider's kernel declarations cannot run (constant-only
+// nodes aside: constant folding evaluates them) is rolled back and reported `skipped`.
+ApplyResult apply_rewrite(Graph& g, const CompiledRule& cr, const Match& m, MatchEnv& env, RewriteState& st,
+                          const KernelGate* gate = nullptr);
 
 }  // namespace fusor

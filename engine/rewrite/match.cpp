@@ -1,8 +1,10 @@
 #include "engine/rewrite/match.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "engine/ir/error.h"
+#include "engine/rewrite/explain.h"
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/predicate.h"
 
@@ -15,6 +17,19 @@ bool is_commutative(OpType t) {
       OpType::onnx("BitwiseAnd"), OpType::onnx("BitwiseOr"), OpType::onnx("BitwiseXor"),
       OpType::onnx("Sum"), OpType::onnx("Mean")};
   return std::find(ops.begin(), ops.end(), t) != ops.end();
+}
+
+const char* miss_kind_name(MissKind k) {
+  switch (k) {
+    case MissKind::Op: return "op";
+    case MissKind::Arity: return "arity";
+    case MissKind::Attribute: return "attribute";
+    case MissKind::Input: return "input";
+    case MissKind::Literal: return "literal";
+    case MissKind::OutsideUse: return "outside use";
+    case MissKind::Where: return "where";
+  }
+  return "?";
 }
 
 bool is_nary_set(OpType t) {
@@ -117,8 +132,17 @@ class Solver {
     return p_.vars[v].name.empty() ? "_t" + std::to_string(v) : p_.vars[v].name;
   }
 
+  // Where a failure is: its kind, the input of the node it concerns, and for a node reached
+  // through an input, the node reading it.
+  struct At {
+    MissKind kind;
+    int input = -1;
+    NodeId consumer = kNoNode;
+    int consumer_input = -1;
+  };
+
   template <typename F>
-  bool fail(int pn, NodeId gn, int extra, F&& reason) {
+  bool fail(int pn, NodeId gn, int extra, At at, F&& reason) {
     if (miss_) {
       int progress = bound_nodes_ * 4 + extra;
       if (progress > best_) {
@@ -126,6 +150,11 @@ class Solver {
         miss_->pattern_node = pn;
         miss_->node = gn;
         miss_->reason = (gn != kNoNode ? g_.node(gn).describe() + ": " : std::string()) + reason();
+        miss_->kind = at.kind;
+        miss_->input = at.input;
+        miss_->consumer = at.consumer;
+        miss_->consumer_input = at.consumer_input;
+        miss_->progress = progress;
       }
     }
     return false;
@@ -180,7 +209,7 @@ class Solver {
     NodeId at = gl.pn >= 0 ? m_.nodes[gl.pn] : kNoNode;
     if (m_.bound[var]) {
       if (m_.vars[var] != v)
-        return fail(gl.pn, at, 1, [&] {
+        return fail(gl.pn, at, 1, {MissKind::Input, gl.slot}, [&] {
           return "input " + std::to_string(gl.slot) + " is " + vname(v) + " but '" + pvar(var) + "' is already " +
                  vname(m_.vars[var]);
         });
@@ -192,16 +221,16 @@ class Solver {
       return solve(goals);
     }
     if (v == kNoValue)
-      return fail(gl.pn, at, 1, [&] { return "input " + std::to_string(gl.slot) + " is absent"; });
+      return fail(gl.pn, at, 1, {MissKind::Input, gl.slot}, [&] { return "input " + std::to_string(gl.slot) + " is absent"; });
     const Value& val = g_.value(v);
     const PatternNode& q = p_.nodes[pv.producer];
     if (val.producer == kNoNode)
-      return fail(gl.pn, at, 1, [&] {
+      return fail(gl.pn, at, 1, {MissKind::Input, gl.slot}, [&] {
         return "input " + std::to_string(gl.slot) + " " + vname(v) + " is not produced by a node (expected " +
                q.ops[0].name() + (q.ops.size() > 1 ? " | ..." : "") + ")";
       });
     if (val.producer_slot != pv.slot)
-      return fail(gl.pn, at, 1, [&] {
+      return fail(gl.pn, at, 1, {MissKind::Input, gl.slot}, [&] {
         return "input " + std::to_string(gl.slot) + " " + vname(v) + " is output " + std::to_string(val.producer_slot) +
                " of its producer, expected output " + std::to_string(pv.slot);
       });
@@ -216,15 +245,17 @@ class Solver {
     NodeId at = m_.nodes[gl.pn];
     TensorPtr t = constant_of(g_, v);
     if (!t)
-      return fail(gl.pn, at, 1, [&] {
+      return fail(gl.pn, at, 1, {MissKind::Literal, gl.slot}, [&] {
         return "input " + std::to_string(gl.slot) + ": expected literal " + lit.str() + ", got " + vname(v) +
                " (not constant)";
       });
     const Node& n = g_.node(at);
     int out_rank = !n.outputs.empty() && n.outputs[0] != kNoValue ? g_.value(n.outputs[0]).type.rank() : -1;
     if (!literal_matches(lit, *t, out_rank))
-      return fail(gl.pn, at, 1, [&] {
-        std::string got = t->numel() == 1 ? std::to_string(t->as_double(0)) : shape_str(t->shape()) + " tensor";
+      return fail(gl.pn, at, 1, {MissKind::Literal, gl.slot}, [&] {
+        std::ostringstream one;  // %g-style: 0.4, 2, 1e-05
+        if (t->numel() == 1) one << t->as_double(0);
+        std::string got = t->numel() == 1 ? one.str() : shape_str(t->shape()) + " tensor";
         return "input " + std::to_string(gl.slot) + ": expected literal " + lit.str() + ", got " + vname(v) + " = " + got;
       });
     return true;
@@ -235,16 +266,21 @@ class Solver {
     NodeId gn = gl.x;
     const PatternNode& pn = p_.nodes[pn_idx];
     const Node& node = g_.node(gn);
+    NodeId consumer = gl.pn >= 0 ? m_.nodes[gl.pn] : kNoNode;
+    const At here{MissKind::Op, -1, consumer, consumer == kNoNode ? -1 : gl.slot};
     // 1. op id
     if (std::find(pn.ops.begin(), pn.ops.end(), node.op) == pn.ops.end())
-      return fail(pn_idx, gn, 0, [&] {
+      return fail(pn_idx, gn, 0, here, [&] {
         std::string want;
         for (size_t i = 0; i < pn.ops.size(); ++i) want += (i ? " | " : "") + pn.ops[i].qualified();
-        return "expected " + want;
+        std::string s = "expected " + want;
+        if (consumer != kNoNode)
+          s += " (it feeds input " + std::to_string(gl.slot) + " of " + g_.node(consumer).describe() + ")";
+        return s;
       });
     for (size_t i = 0; i < m_.nodes.size(); ++i)
       if (m_.nodes[i] == gn)
-        return fail(pn_idx, gn, 0, [&] { return std::string("the node is already matched by another pattern node"); });
+        return fail(pn_idx, gn, 0, here, [&] { return std::string("the node is already matched by another pattern node"); });
     const NormalizedNode& nn = env_.norm.get(gn);
     // 2. arity
     size_t P = pn.inputs.size();
@@ -252,13 +288,13 @@ class Solver {
     if (has_tail) --P;
     size_t N = nn.inputs.size();
     if (has_tail ? N < P : N > P)
-      return fail(pn_idx, gn, 0, [&] {
+      return fail(pn_idx, gn, 0, {MissKind::Arity}, [&] {
         return "has " + std::to_string(N) + " inputs, pattern expects " + (has_tail ? "at least " : "at most ") +
                std::to_string(P);
       });
     for (size_t o = 0; o < pn.outputs.size(); ++o)
       if (pn.outputs[o] >= 0 && (o >= node.outputs.size() || node.outputs[o] == kNoValue))
-        return fail(pn_idx, gn, 0, [&] { return "has no output " + std::to_string(o); });
+        return fail(pn_idx, gn, 0, {MissKind::Arity}, [&] { return "has no output " + std::to_string(o); });
     // 3. attribute constants
     int rank = -1;
     if (node.op == OpType::onnx("Unsqueeze")) {
@@ -272,7 +308,7 @@ class Solver {
       want.name = c.name;
       normalize_axis_attr(want, rank);
       if (!have || !attr_equal(*have, want))
-        return fail(pn_idx, gn, 0, [&] {
+        return fail(pn_idx, gn, 0, {MissKind::Attribute}, [&] {
           return "attribute " + attr_str(want) + " expected, got " + (have ? attr_str(*have) : c.name + " absent");
         });
     }
@@ -326,14 +362,16 @@ class Solver {
           case PInput::Kind::Wildcard: break;
           case PInput::Kind::Var:
             if (v == kNoValue && !in.optional) {
-              ok = fail(pn_idx, gn, 1, [&] { return "input " + std::to_string(ii) + " is absent"; });
+              ok = fail(pn_idx, gn, 1, {MissKind::Input, static_cast<int>(ii)},
+                        [&] { return "input " + std::to_string(ii) + " is absent"; });
               break;
             }
             next.push_back(Goal{Goal::Kind::Value, in.var, v, pn_idx, static_cast<int>(ii)});
             break;
           case PInput::Kind::Literal:
             if (v == kNoValue) {
-              ok = fail(pn_idx, gn, 1, [&] { return "input " + std::to_string(ii) + " is absent"; });
+              ok = fail(pn_idx, gn, 1, {MissKind::Input, static_cast<int>(ii)},
+                        [&] { return "input " + std::to_string(ii) + " is absent"; });
               break;
             }
             next.push_back(Goal{Goal::Kind::Literal, in.literal, v, pn_idx, static_cast<int>(ii)});
@@ -372,17 +410,18 @@ class Solver {
         if (redefined) continue;
         const Value& val = g_.value(o);
         if (val.is_graph_output)
-          return fail(static_cast<int>(q), gn, 2, [&] { return "output '" + val.name + "' is a graph output the rewrite does not redefine"; });
+          return fail(static_cast<int>(q), gn, 2, {MissKind::OutsideUse}, [&] { return "output '" + val.name + "' is a graph output the rewrite does not redefine"; });
         for (const Use& u : val.uses) {
           if (std::find(m_.nodes.begin(), m_.nodes.end(), u.node) == m_.nodes.end())
-            return fail(static_cast<int>(q), gn, 2, [&] {
+            return fail(static_cast<int>(q), gn, 2, {MissKind::OutsideUse}, [&] {
               return "output '" + val.name + "' has a consumer outside the match: " + g_.node(u.node).describe();
             });
         }
       }
     }
     if (p_.where && !eval_predicate(*p_.where, p_, m_, env_))
-      return fail(-1, m_.nodes[p_.root], 3, [&] { return std::string("the where clause is false"); });
+      return fail(-1, m_.nodes[p_.root], 3, {MissKind::Where},
+                  [&] { return "the where clause is false: " + explain_predicate(*p_.where, p_, m_, env_); });
     return true;
   }
 

@@ -26,12 +26,30 @@ struct Match {
   bool is_absent(int var) const { return bound[var] && vars[var] == kNoValue; }
 };
 
+// Which kind of constraint a near miss failed (for `fusor explain`).
+enum class MissKind {
+  Op,          // a node's op is not the pattern's (or none of its alternatives)
+  Arity,       // a node has too many or too few inputs, or lacks a named output
+  Attribute,   // a `<name = value>` constraint
+  Input,       // an input: absent, not produced by a node, or not the value a shared name is bound to
+  Literal,     // a literal input: not constant, or another value
+  OutsideUse,  // a matched node's output is used outside the match, or is a graph output
+  Where,       // the where clause (unknown shapes count as false)
+};
+// "op", "arity", "attribute", "input", "literal", "outside use", "where"
+const char* miss_kind_name(MissKind k);
+
 // Why a rule whose root op matched did not match (for `fusor explain`).
 struct NearMiss {
   NodeId root = kNoNode;
   int pattern_node = -1;   // the pattern node being checked, -1 for rule-wide checks
   NodeId node = kNoNode;   // the graph node it was checked against
   std::string reason;      // "node 'n2' (Mul): input 1: expected literal 0.5, got 'w' (not constant)"
+  MissKind kind = MissKind::Op;
+  int input = -1;             // the input of `node` the failure is about, -1 for none
+  NodeId consumer = kNoNode;  // when `node` was reached through an input: the node reading it
+  int consumer_input = -1;    // ... and which of its inputs
+  int progress = -1;          // how far the attempt got (comparable between a rule's bodies)
 };
 
 // Per-rule facts computed once.

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 #include "engine/ir/error.h"
+#include "engine/rewrite/type_refine.h"
 #include "engine/onnx/onnx_io.h"
 #include "engine/rewrite/apply.h"
 #include "engine/rewrite/passes.h"
@@ -41,6 +43,9 @@ class Runner {
     for (size_t i = 0; i < rules.size(); ++i) {
       if (disabled_.count(rules[i].name)) continue;
       compiled_.push_back(compile_rule(rules[i], static_cast<int>(i)));
+      int body = 0;  // rules lowered from one declaration share its name
+      for (size_t j = 0; j < i; ++j) body += rules[j].name == rules[i].name ? 1 : 0;
+      body_.push_back(body);
     }
     // Dispatch table by root op id; each list best first.
     for (size_t c = 0; c < compiled_.size(); ++c) {
@@ -123,6 +128,9 @@ class Runner {
         push_all(touched);
         continue;
       }
+      // Outputs whose types folding upstream made inferable: consumers may match rules now.
+      std::vector<NodeId> refined;
+      if (refine_node_types(g, n, opset_, refined)) push_all(refined);
       try_rules(g, env, state, dedup, n, push_all);
     }
   }
@@ -132,23 +140,35 @@ class Runner {
   void try_rules(Graph& g, MatchEnv& env, RewriteState& state, InitializerDedup& dedup, NodeId n, Push& push_all) {
     OpType op = g.node(n).op;
     if (op.id() >= by_op_.size()) return;
-    for (int c : by_op_[op.id()]) {
+    const bool explaining = !opts_.explain_rule.empty();
+    const std::vector<int>& candidates = by_op_[op.id()];
+    for (size_t ci = 0; ci < candidates.size(); ++ci) {
+      int c = candidates[ci];
       const CompiledRule& cr = compiled_[c];
       const Rule& r = *cr.rule;
-      bool explain = !opts_.explain_rule.empty() && r.name == opts_.explain_rule;
+      bool explain = explaining && r.name == opts_.explain_rule;
       NearMiss miss;
       Match m;
       size_t before = env.attempts;
       bool ok = match_rule(cr, env, n, m, explain ? &miss : nullptr);
       rep_.match_attempts += env.attempts - before;
       if (!ok) {
-        if (explain) record_explain(g, n, false, false, miss.reason);
+        if (explain) record_near_miss(g, n, c, miss);
         continue;
       }
-      ApplyResult res = apply_rewrite(g, cr, m, env, state);
-      if (explain) record_explain(g, n, true, res.changed, res.refused);
-      if (!res.changed) continue;
+      std::string root_name = g.node(n).name, root_op = g.node(n).op.qualified();
+      ApplyResult res = apply_rewrite(g, cr, m, env, state, opts_.gate);
+      if (res.skipped) ++rep_.skipped;
+      if (!res.changed) {
+        if (explain) record_match(g, root_name, root_op, c, res);
+        continue;
+      }
       ++rep_.rewrites;
+      if (explaining) {
+        if (explain) record_match(g, root_name, root_op, c, res);
+        else note_preempted(g, root_name, root_op, candidates, ci, r.name);
+        note_removed(g, res.matched, r.name);
+      }
       ++rep_.rules_fired[r.name];
       remember(r.name, res.depth);
       if (opts_.trace) rep_.trace.push_back({r.name, r.location(), res.matched, g.name});
@@ -165,17 +185,94 @@ class Runner {
     }
   }
 
-  void record_explain(Graph& g, NodeId n, bool matched, bool applied, const std::string& reason) {
+  // ---- explain (explain.h): one record per (graph, root), replaced by later outcomes ----
+  size_t explain_slot(const Graph& g, const std::string& root) {
+    auto [it, fresh] = explain_index_.emplace(g.name + '\n' + root, rep_.explain.size());
+    if (fresh) {
+      rep_.explain.emplace_back();
+      miss_progress_.push_back(-1);
+    }
+    return it->second;
+  }
+
+  ExplainRecord& explain_record(const Graph& g, const std::string& root, const std::string& op, int c) {
+    size_t slot = explain_slot(g, root);
+    miss_progress_[slot] = -1;
+    ExplainRecord& e = rep_.explain[slot];
+    e = ExplainRecord{};
+    e.root = root;
+    e.op = op;
+    e.graph = g.name;
+    e.location = compiled_[c].rule->location();
+    e.body = body_[c];
+    e.iteration = rep_.nodes_visited;
+    return e;
+  }
+
+  void record_near_miss(const Graph& g, NodeId n, int c, const NearMiss& miss) {
     const Node& node = g.node(n);
-    for (auto& e : rep_.explain)
-      if (e.root == node.name && e.op == node.op.qualified()) {
-        e = {node.name, node.op.qualified(), matched, applied, reason};
-        return;
-      }
-    rep_.explain.push_back({node.name, node.op.qualified(), matched, applied, reason});
+    // A rule lowered to several bodies (pattern alternatives) is tried body after body at one
+    // visit of the node: keep the body whose attempt got furthest.
+    size_t slot = explain_slot(g, node.name);
+    const ExplainRecord& prev = rep_.explain[slot];
+    if (prev.kind == ExplainKind::NearMiss && prev.iteration == rep_.nodes_visited && !prev.root.empty() &&
+        miss_progress_[slot] >= miss.progress)
+      return;
+    ExplainRecord& e = explain_record(g, node.name, node.op.qualified(), c);
+    miss_progress_[slot] = miss.progress;
+    e.kind = ExplainKind::NearMiss;
+    e.reason = miss.reason;
+    e.constraint = miss.kind;
+    if (miss.node != kNoNode) {
+      e.at_node = g.node(miss.node).name;
+      e.at_op = g.node(miss.node).op.qualified();
+    }
+    e.at_input = miss.input;
+    if (miss.consumer != kNoNode) {
+      e.consumer = g.node(miss.consumer).name;
+      e.consumer_input = miss.consumer_input;
+    }
+  }
+
+  void record_match(const Graph& g, const std::string& root, const std::string& op, int c, const ApplyResult& res) {
+    ExplainRecord& e = explain_record(g, root, op, c);
+    e.matched = true;
+    e.applied = res.changed;
+    e.kind = res.changed ? ExplainKind::Applied : res.skipped ? ExplainKind::Skipped : ExplainKind::Refused;
+    e.reason = res.refused;
+    e.nodes = res.matched;
+    if (res.changed) {
+      e.rewrite_index = rep_.rewrites;
+      for (NodeId nn : res.new_nodes)
+        if (g.node(nn).alive) e.new_ops.push_back(g.node(nn).op.qualified());
+    }
+  }
+
+  // Rule `by` rewrote the node at candidates[ci] before the explained rule, later in the list, was tried.
+  void note_preempted(const Graph& g, const std::string& root, const std::string& op, const std::vector<int>& candidates,
+                      size_t ci, const std::string& by) {
+    for (size_t k = ci + 1; k < candidates.size(); ++k) {
+      if (compiled_[candidates[k]].rule->name != opts_.explain_rule) continue;
+      ExplainRecord& e = explain_record(g, root, op, candidates[k]);
+      e.kind = ExplainKind::Preempted;
+      e.by_rule = by;
+      e.reason = "rule '" + by + "' (higher priority) rewrote this node first";
+      return;
+    }
+  }
+
+  // Near misses whose root a rewrite removed name what removed it.
+  void note_removed(const Graph& g, const std::vector<std::string>& names, const std::string& by) {
+    for (const std::string& name : names) {
+      auto it = explain_index_.find(g.name + '\n' + name);
+      if (it == explain_index_.end()) continue;
+      ExplainRecord& e = rep_.explain[it->second];
+      if (e.kind == ExplainKind::NearMiss && e.by_rule.empty()) e.by_rule = by;
+    }
   }
 
   void count_pass(const char* pass, Graph& g, std::vector<std::string> nodes, int times = 1) {
+    if (!opts_.explain_rule.empty()) note_removed(g, nodes, pass);
     rep_.rules_fired[pass] += times;
     rep_.rewrites += times;
     if (opts_.trace) rep_.trace.push_back({pass, "built-in", std::move(nodes), g.name});
@@ -213,7 +310,10 @@ class Runner {
   RewriteReport& rep_;
   std::set<std::string> disabled_;
   std::vector<CompiledRule> compiled_;
+  std::vector<int> body_;  // per compiled rule: its body among rules of the same name
   std::vector<std::vector<int>> by_op_;
+  std::map<std::string, size_t> explain_index_;  // graph, root -> rep_.explain index
+  std::vector<int> miss_progress_;               // per rep_.explain entry: its near miss's progress
   std::deque<std::pair<std::string, int>> recent_;
   size_t max_rewrites_ = 0;
 };

@@ -17,10 +17,13 @@
 #include <vector>
 
 #include "engine/ir/model.h"
+#include "engine/rewrite/explain.h"
 #include "engine/rewrite/match.h"
 #include "engine/rewrite/pattern.h"
 
 namespace fusor {
+
+class KernelGate;
 
 struct RewriteOptions {
   std::vector<std::string> disabled;  // rule or built-in pass names
@@ -29,7 +32,8 @@ struct RewriteOptions {
   int max_depth = 1000;               // rewrite chain depth on one spot
   size_t fold_max_bytes = size_t(1) << 20;
   bool throw_on_limit = true;         // false: stop and report instead of throwing
-  std::string explain_rule;           // record where this rule matched or nearly matched
+  std::string explain_rule;           // record where this rule matched or nearly matched (explain.h)
+  const KernelGate* gate = nullptr;   // the provider's kernel declarations (kernel_gate.h); null: no gating
   bool reinfer_shapes = false;        // run fusor::infer_shapes on the model after changes
 };
 
@@ -41,21 +45,14 @@ struct TraceRecord {
   std::string str() const; // "conv_bn_fold (rules/x.rules:12): conv1, bn1"
 };
 
-struct ExplainRecord {
-  std::string root;        // the root node's name
-  std::string op;
-  bool matched = false;    // the rule matched here
-  bool applied = false;    // ... and its rewrite was applied
-  std::string reason;      // near miss: "node 'mul' (Mul): input 1: expected literal 0.5, ..."; refusal reason
-};
-
 enum class StopReason { Saturated, IterationLimit, Cycle };
 const char* stop_reason_name(StopReason r);
 
 struct RewriteReport {
   std::map<std::string, int> rules_fired;  // by rule or pass name
   std::vector<TraceRecord> trace;
-  std::vector<ExplainRecord> explain;
+  std::vector<ExplainRecord> explain;  // explain_rule's records, in the order roots were first tried
+  int skipped = 0;                     // rewrites the gate skipped (all rules)
   StopReason stop = StopReason::Saturated;
   std::string stop_message;
   size_t nodes_visited = 0;    // worklist pops

@@ -9,9 +9,12 @@
 #include "engine/util/log.h"
 #include "dsl/provider.h"
 #include "dsl/rules.h"
+#include "engine/rewrite/kernel_gate.h"
 #include "engine/rewrite/lower.h"
 #include "engine/rewrite/passes.h"
 #include "engine/rewrite/runner.h"
+#include "engine/session/explain_rule.h"
+#include "engine/session/provider_def.h"
 #include "engine/session/optimized_stamp.h"
 #include "engine/session/rule_set_hash.h"
 
@@ -117,6 +120,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   for (const std::string& p : options.providers) check_provider(p);
   check_stamp_provider(model, options.providers);
   OptimizeReport report;
+  if (!options.explain_rule.empty()) report.explain = describe_explained_rule(options, model.opset(""));
   if (options.level == OptLevel::Disabled) return report;
   int64_t opset = model.opset("");
   std::vector<Rule> rules = load_optimize_rules(options, opset);
@@ -128,7 +132,14 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   RewriteOptions ro;
   ro.disabled = options.disabled;
   ro.trace = options.trace;
+  ro.explain_rule = options.explain_rule;
+  // The first provider's kernel declarations gate rewrites (its rules are the ones that run).
+  std::unique_ptr<dsl::ProviderDef> provider = load_provider_def(options.providers.front(), options.rules_root);
+  KernelGate gate(*provider);
+  ro.gate = &gate;
   RewriteReport rep = run_rewrites(model, rules, ro);
+  report.explain.records = std::move(rep.explain);
+  report.skipped = rep.skipped;
   for (const auto& [name, n] : rep.rules_fired) report.rules_fired[name] = n;
   for (const TraceRecord& t : rep.trace) report.trace.push_back(t.str());
   report.rule_set_hash = rule_set_hash(options);

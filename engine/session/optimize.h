@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/ir/model.h"
+#include "engine/rewrite/explain.h"
 
 namespace fusor {
 
@@ -41,6 +42,7 @@ struct OptimizeOptions {
   std::vector<std::string> disabled;             // rules or built-in passes to skip (--disable)
   bool no_default_rules = false;                 // drop the shipped rule files (--no-default-rules)
   bool trace = false;                            // record every rewrite (--trace)
+  std::string explain_rule;                      // fusor explain: record this rule's outcomes (report.explain)
   std::string rules_root;                        // where providers/ and rules/ are; "" = shipped_rules_root()
 };
 
@@ -49,6 +51,11 @@ struct OptimizeReport {
   std::map<std::string, int64_t> rules_fired;
   // One line per rewrite when OptimizeOptions::trace is set.
   std::vector<std::string> trace;
+  // When options.explain_rule is set: the rule's facts and its outcome at every root it was tried
+  // at. An unknown rule name is Error(Usage) (engine/session/explain_rule.h).
+  ExplainResult explain;
+  // Rewrites not applied because the first provider's kernel declarations cannot run their result.
+  int skipped = 0;
   // rule_set_hash(options) of this run ("" at level disabled).
   std::string rule_set_hash;
 };

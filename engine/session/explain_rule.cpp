@@ -1,0 +1,115 @@
+#include "engine/session/explain_rule.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "dsl/rules.h"
+#include "dsl/suggest.h"
+#include "engine/ir/error.h"
+#include "engine/rewrite/passes.h"
+
+namespace fusor {
+
+namespace {
+
+dsl::Level dsl_level_of(OptLevel level) {
+  switch (level) {
+    case OptLevel::Extended: return dsl::Level::Extended;
+    case OptLevel::Layout: return dsl::Level::Layout;
+    case OptLevel::All: return dsl::Level::All;
+    default: return dsl::Level::Basic;
+  }
+}
+
+dsl::RuleSet load_or_fail(const std::vector<std::string>& files, int64_t opset) {
+  dsl::CheckOptions copts;
+  copts.opset = static_cast<int>(opset);
+  dsl::Diagnostics diags;
+  dsl::RuleSet set = dsl::load_rules(files, copts, diags);
+  if (diags.has_errors()) {
+    std::cerr << diags.str();
+    std::cerr.flush();
+    throw_bad_input("rules: " + std::to_string(diags.error_count()) + " error(s) in rule files (see above)");
+  }
+  return set;
+}
+
+std::string location_of(const dsl::RuleDecl& d) { return d.loc.file + ":" + std::to_string(d.loc.line); }
+
+// Where the shipped rules define `name`, when --no-default-rules left them out ("" if nowhere).
+std::string shipped_location(const OptimizeOptions& o, int64_t opset) {
+  // Only a hint: shipped files with errors (which these flags do not use) give none.
+  try {
+    std::vector<std::string> files = default_rule_files(OptLevel::All, o.providers.front(), o.rules_root);
+    dsl::CheckOptions copts;
+    copts.opset = static_cast<int>(opset);
+    dsl::Diagnostics diags;
+    dsl::RuleSet set = dsl::load_rules(files, copts, diags);
+    const dsl::RuleDecl* d = diags.has_errors() ? nullptr : set.find_rule(o.explain_rule);
+    return d ? location_of(*d) : "";
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+}  // namespace
+
+ExplainResult describe_explained_rule(const OptimizeOptions& o, int64_t opset) {
+  ExplainResult r;
+  r.rule = o.explain_rule;
+  r.provider = o.providers.front();
+  for (const char* pass : {kConstantFolding, kDeadCode, kCse, kInitializerDedup})
+    if (r.rule == pass)
+      throw_usage("--rule: '" + r.rule + "' is a built-in pass, not a rule (explain covers rules)");
+
+  std::vector<std::string> files;
+  if (!o.no_default_rules) files = default_rule_files(OptLevel::All, r.provider, o.rules_root);
+  files.insert(files.end(), o.rule_files.begin(), o.rule_files.end());
+  dsl::RuleSet set = load_or_fail(files, opset);
+
+  std::vector<const dsl::RuleDecl*> decls;
+  std::vector<std::string> names;
+  for (const dsl::RuleDecl* d : set.rules) {
+    if (d->name == r.rule) decls.push_back(d);
+    if (std::find(names.begin(), names.end(), d->name) == names.end()) names.push_back(d->name);
+  }
+  if (decls.empty()) {
+    std::string msg = "--rule: no rule named '" + r.rule + "' in the rule files of provider '" + r.provider + "'" +
+                      (o.rule_files.empty() ? "" : " and --rules");
+    std::string near = dsl::closest_name(r.rule, names);
+    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    if (o.no_default_rules) {
+      std::string shipped = shipped_location(o, opset);
+      if (!shipped.empty()) msg += " (it is a shipped rule, " + shipped + ", and --no-default-rules leaves those out)";
+    }
+    throw_usage(msg);
+  }
+  for (const dsl::RuleDecl* d : decls) r.locations.push_back(location_of(*d));
+  const dsl::RuleDecl& d = *decls.front();
+  r.level = dsl::level_name(d.level);
+
+  if (o.level == OptLevel::Disabled) {
+    r.not_run_reason = "no rule runs at level disabled";
+    return r;
+  }
+  if (static_cast<int>(d.level) > static_cast<int>(dsl_level_of(o.level))) {
+    r.not_run_reason = "it is a level-" + r.level + " rule, and level " + opt_level_name(o.level) +
+                       " runs rules up to level " + opt_level_name(o.level) + " only";
+    return r;
+  }
+  std::vector<const dsl::RuleDecl*> selected = set.select(dsl_level_of(o.level), r.provider);
+  if (std::find(selected.begin(), selected.end(), &d) == selected.end()) {
+    std::string named;
+    for (const auto& p : d.providers) named += (named.empty() ? "" : ", ") + p.name;
+    r.not_run_reason = "its providers clause names " + named + ", not '" + r.provider + "'";
+    return r;
+  }
+  if (std::find(o.disabled.begin(), o.disabled.end(), r.rule) != o.disabled.end()) {
+    r.not_run_reason = "--disable names it";
+    return r;
+  }
+  r.ran = true;
+  return r;
+}
+
+}  // namespace fusor
