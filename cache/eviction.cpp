@@ -18,6 +18,11 @@ int64_t default_max_bytes() {
   return mb * (int64_t{1} << 20);
 }
 
+void delete_entry(sqlite3* db, const std::string& key) {
+  Stmt(db, "DELETE FROM entries WHERE key=?").bind(1, std::string_view(key)).run();
+  Stmt(db, "DELETE FROM payloads WHERE key=?").bind(1, std::string_view(key)).run();
+}
+
 int64_t evict_lru(sqlite3* db, int64_t max_bytes, const std::string& keep) {
   Stmt total(db, "SELECT COALESCE(SUM(size),0) FROM entries");
   total.step();
@@ -32,7 +37,7 @@ int64_t evict_lru(sqlite3* db, int64_t max_bytes, const std::string& keep) {
       bytes -= q.int_at(1);
     }
   }
-  for (const auto& [key, size] : victims) Stmt(db, "DELETE FROM entries WHERE key=?").bind(1, std::string_view(key)).run();
+  for (const auto& victim : victims) delete_entry(db, victim.first);
   return static_cast<int64_t>(victims.size());
 }
 

@@ -1,42 +1,43 @@
 #include "cache/hash.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
+// The low-level SHA256_* functions: deprecated in OpenSSL 3 in favour of EVP, whose first use
+// loads the provider machinery (several milliseconds, paid by every cache hit); these run the
+// same SHA-NI code directly.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <stdexcept>
 
 namespace fusor::cache {
 
 namespace {
-EVP_MD_CTX* md(void* p) { return static_cast<EVP_MD_CTX*>(p); }
+SHA256_CTX* md(void* p) { return static_cast<SHA256_CTX*>(p); }
 }  // namespace
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(md(ctx_), EVP_sha256(), nullptr) != 1) throw std::runtime_error("sha256: init failed");
-}
+Sha256::Sha256() : ctx_(new SHA256_CTX) { SHA256_Init(md(ctx_)); }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(md(ctx_)); }
+Sha256::~Sha256() { delete md(ctx_); }
 
 void Sha256::update(std::string_view bytes) {
-  if (!bytes.empty()) EVP_DigestUpdate(md(ctx_), bytes.data(), bytes.size());
+  if (!bytes.empty()) SHA256_Update(md(ctx_), bytes.data(), bytes.size());
 }
 
 void Sha256::part(std::string_view bytes) {
   unsigned char len[8];
   uint64_t n = bytes.size();
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-  EVP_DigestUpdate(md(ctx_), len, sizeof len);
+  SHA256_Update(md(ctx_), len, sizeof len);
   update(bytes);
 }
 
 std::string Sha256::hex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(md(ctx_), digest, &n);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  const unsigned n = SHA256_DIGEST_LENGTH;
+  SHA256_Final(digest, md(ctx_));
   static const char* digits = "0123456789abcdef";
   std::string out;
   out.reserve(2 * n);

@@ -124,7 +124,7 @@ void Store::connect() {
   // program's database, a future format) is set aside like a damaged file.
   int64_t ours = 0, tables = 0;
   {
-    Stmt q(db_, "SELECT COUNT(*), COALESCE(SUM(name IN ('meta','entries')),0) FROM sqlite_master WHERE type='table'");
+    Stmt q(db_, "SELECT COUNT(*), COALESCE(SUM(name IN ('meta','entries','payloads')),0) FROM sqlite_master WHERE type='table'");
     q.step();
     tables = q.int_at(0);
     ours = q.int_at(1);
@@ -135,12 +135,12 @@ void Store::connect() {
          "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
          "CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, model TEXT NOT NULL, providers TEXT NOT NULL,"
          " level TEXT NOT NULL, created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL,"
-         " hits INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL, checksum TEXT NOT NULL, info TEXT NOT NULL,"
-         " payload BLOB NOT NULL);"
+         " hits INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL, checksum TEXT NOT NULL, info TEXT NOT NULL);"
+         "CREATE TABLE IF NOT EXISTS payloads(key TEXT PRIMARY KEY, payload BLOB NOT NULL);"
          "CREATE INDEX IF NOT EXISTS entries_lru ON entries(last_used_ms);");
     Stmt(db_, "INSERT OR IGNORE INTO meta(key, value) VALUES('format', ?)").bind(1, std::string_view(kFormat)).run();
     t.commit();
-  } else if (ours != 2 || tables != 2) {
+  } else if (ours != 3 || tables != 3) {
     throw SqliteError(SQLITE_NOTADB, "not a fusor cache (unexpected tables)");
   }
   Stmt f(db_, "SELECT value FROM meta WHERE key='format'");
@@ -206,28 +206,36 @@ std::optional<Fetched> Store::get(const std::string& key) {
   return guarded<std::optional<Fetched>>("read", std::nullopt, [&]() -> std::optional<Fetched> {
     Fetched f;
     std::string sum;
+    int64_t last_used = 0;
     {
-      Stmt q(db_, "SELECT info, payload, checksum FROM entries WHERE key=?");
+      Stmt q(db_,
+             "SELECT e.info, p.payload, e.checksum, e.last_used_ms FROM entries e JOIN payloads p ON p.key=e.key"
+             " WHERE e.key=?");
       q.bind(1, std::string_view(key));
       if (!q.step()) return std::nullopt;
       f.info = q.text_at(0);
       f.payload = std::string(q.blob_at(1));
       sum = q.text_at(2);
+      last_used = q.int_at(3);
     }
     if (checksum_of(f.info, f.payload) != sum) {
       FUSOR_LOG(Warn) << "cache " << path_ << ": entry " << key.substr(0, 16)
                       << " failed its checksum; dropped it (it is rebuilt)";
-      Stmt(db_, "DELETE FROM entries WHERE key=?").bind(1, std::string_view(key)).run();
+      Transaction t(db_);
+      delete_entry(db_, key);
+      t.commit();
       return std::nullopt;
     }
-    try {
-      Stmt(db_, "UPDATE entries SET last_used_ms=?, hits=hits+1 WHERE key=?")
-          .bind(1, now_ms())
-          .bind(2, std::string_view(key))
-          .run();
-    } catch (const SqliteError& e) {
-      if (e.corrupt()) throw;
-      FUSOR_LOG(Info) << "cache: could not record the hit: " << e.what();  // recency only
+    if (now_ms() - last_used >= recency_ms_) {
+      try {
+        Stmt(db_, "UPDATE entries SET last_used_ms=?, hits=hits+1 WHERE key=?")
+            .bind(1, now_ms())
+            .bind(2, std::string_view(key))
+            .run();
+      } catch (const SqliteError& e) {
+        if (e.corrupt()) throw;
+        FUSOR_LOG(Info) << "cache: could not record the hit: " << e.what();  // recency only
+      }
     }
     return f;
   });
@@ -246,7 +254,7 @@ bool Store::put(const std::string& key, const EntryMeta& meta, const std::string
     int64_t now = now_ms();
     Stmt(db_,
          "INSERT OR REPLACE INTO entries(key, model, providers, level, created_ms, last_used_ms, hits, size, checksum,"
-         " info, payload) VALUES(?,?,?,?,?,?,0,?,?,?,?)")
+         " info) VALUES(?,?,?,?,?,?,0,?,?,?)")
         .bind(1, std::string_view(key))
         .bind(2, std::string_view(meta.model))
         .bind(3, std::string_view(meta.providers))
@@ -256,7 +264,10 @@ bool Store::put(const std::string& key, const EntryMeta& meta, const std::string
         .bind(7, size)
         .bind(8, std::string_view(sum))
         .bind(9, std::string_view(info))
-        .bind_blob(10, payload)
+        .run();
+    Stmt(db_, "INSERT OR REPLACE INTO payloads(key, payload) VALUES(?,?)")
+        .bind(1, std::string_view(key))
+        .bind_blob(2, payload)
         .run();
     test_kill_point("put");
     evict_lru(db_, max_bytes, key);
@@ -316,7 +327,7 @@ VerifyReport Store::verify(bool drop) {
     }
     r.integrity_ok = r.integrity == "ok";
     if (!r.integrity_ok) throw SqliteError(SQLITE_CORRUPT, "integrity check failed: " + r.integrity);
-    Stmt q(db_, "SELECT key, info, payload, checksum FROM entries");
+    Stmt q(db_, "SELECT e.key, e.info, COALESCE(p.payload, x''), e.checksum FROM entries e LEFT JOIN payloads p ON p.key=e.key");
     while (q.step()) {
       ++r.entries;
       if (checksum_of(q.text_at(1), q.blob_at(2)) != q.text_at(3)) r.bad_keys.push_back(q.text_at(0));
@@ -341,7 +352,7 @@ VerifyReport Store::verify(bool drop) {
   if (drop && !rep.bad_keys.empty()) {
     guarded("verify", 0, [&] {
       Transaction t(db_);
-      for (const std::string& k : rep.bad_keys) Stmt(db_, "DELETE FROM entries WHERE key=?").bind(1, std::string_view(k)).run();
+      for (const std::string& k : rep.bad_keys) delete_entry(db_, k);
       t.commit();
       return 0;
     });
@@ -357,7 +368,7 @@ int64_t Store::clear() {
     Stmt q(db_, "SELECT COUNT(*) FROM entries");
     q.step();
     int64_t count = q.int_at(0);
-    exec(db_, "DELETE FROM entries");
+    exec(db_, "DELETE FROM entries; DELETE FROM payloads");
     t.commit();
     return count;
   });

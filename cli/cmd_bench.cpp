@@ -70,6 +70,7 @@ int run_bench(const Args& args) {
     v.set("runs", runs);
     v.set("warmup", warmup);
     v.set("init_ms", round_ms(s.init_ms()));
+    v.set("cache", s.cache);
     v.set("median_ms", round_ms(median));
     v.set("min_ms", round_ms(sorted.front()));
     v.set("mean_ms", round_ms(mean));
@@ -86,7 +87,7 @@ int run_bench(const Args& args) {
   out << "model       " << s.model->path << " (level " << opt_level_name(s.level) << ", "
       << ex.threads().num_threads() << " thread(s))\n";
   out << "init        " << ms_text(s.init_ms()) << " (load " << ms_text(s.load_ms) << ", optimize "
-      << ms_text(s.optimize_ms) << ", plan " << ms_text(s.plan_ms) << ")\n";
+      << ms_text(s.optimize_ms) << ", plan " << ms_text(s.plan_ms) << "; cache " << s.cache << ")\n";
   out << "latency     median " << ms_text(median) << ", min " << ms_text(sorted.front()) << ", mean "
       << ms_text(mean) << ", max " << ms_text(sorted.back()) << " over " << runs << " runs after " << warmup
       << " warm-up\n";

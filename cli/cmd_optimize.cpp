@@ -8,6 +8,7 @@
 #include "engine/onnx/onnx_io.h"
 #include "engine/session/model_stats.h"
 #include "engine/session/optimize.h"
+#include "engine/session/optimize_cached.h"
 #include "engine/util/log.h"
 #include "engine/util/stopwatch.h"
 
@@ -22,21 +23,17 @@ int run_optimize(const Args& args) {
   auto out_path = args.get("output");
   if (!out_path) throw_usage("missing -o OUT.onnx");
 
-  LoadOptions load;
-  load.overrides = flags.overrides;
-  Stopwatch clock;
-  auto model = load_model(args.positional(0), load);
-  double load_ms = clock.ms();
-  int64_t nodes_before = top_level_nodes(*model);
-  auto ops_before = op_histogram(*model);
-  FUSOR_LOG(Info) << "loaded " << model->path << " in " << ms_text(load_ms);
-
-  clock.reset();
-  OptimizeReport report = optimize(*model, flags.options);
-  double optimize_ms = clock.ms();
+  OptimizedModel loaded =
+      load_optimized(ModelSource::file(args.positional(0)), flags.overrides, flags.options, flags.cache);
+  std::unique_ptr<Model> model = std::move(loaded.model);
+  const OptimizeReport& report = loaded.report;
+  double load_ms = loaded.load_ms, optimize_ms = loaded.optimize_ms;
+  int64_t nodes_before = loaded.nodes_before;
+  const auto& ops_before = loaded.ops_before;
+  FUSOR_LOG(Info) << "loaded " << model->path << " in " << ms_text(load_ms) << " (cache " << loaded.cache << ")";
   for (const std::string& t : report.trace) std::cerr << "trace: " << t << "\n";
 
-  clock.reset();
+  Stopwatch clock;
   save_model(*model, *out_path);
   double save_ms = clock.ms();
   int64_t nodes_after = top_level_nodes(*model);
@@ -58,13 +55,14 @@ int run_optimize(const Args& args) {
     v.set("load_ms", round_ms(load_ms));
     v.set("optimize_ms", round_ms(optimize_ms));
     v.set("save_ms", round_ms(save_ms));
+    v.set("cache", loaded.cache);
     std::cout << v.dump(2) << "\n";
     return kExitOk;
   }
   std::ostream& out = std::cout;
   out << "loaded    " << model->path << " in " << ms_text(load_ms) << "\n";
   out << "optimized at level " << opt_level_name(flags.options.level) << " for " << providers << " in "
-      << ms_text(optimize_ms) << "\n";
+      << ms_text(optimize_ms) << (loaded.cache == "hit" ? " (from the cache)" : "") << "\n";
   out << "saved     " << *out_path << " in " << ms_text(save_ms) << "\n";
   out << "nodes:    " << nodes_before << " -> " << nodes_after << "\n";
   out << "rules fired:";
@@ -85,7 +83,8 @@ Command optimize_command() {
   Command c;
   c.name = "optimize";
   c.summary = "optimize a model at a level for providers and save it";
-  c.usage = "MODEL -o OUT.onnx [--level LEVEL] [--provider NAME[,NAME]] [--dim ...] [--shape ...] [--json]";
+  c.usage = "MODEL -o OUT.onnx [--level LEVEL] [--provider NAME[,NAME]] [--dim ...] [--shape ...] [--json]\n"
+            "          [--cache FILE | --no-cache]";
   c.description =
       "Loads MODEL, rewrites it at the given level for the given providers, and saves the result.\n"
       "Prints node counts before and after, the rules that fired and the op histogram; --json\n"

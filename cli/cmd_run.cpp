@@ -60,7 +60,7 @@ int run_run(const Args& args) {
   std::ostream& out = std::cout;
   out << "model     " << s.model->path << "\n";
   out << "init      " << ms_text(s.init_ms()) << " (load " << ms_text(s.load_ms) << ", optimize "
-      << ms_text(s.optimize_ms) << ", plan " << ms_text(s.plan_ms) << ")\n";
+      << ms_text(s.optimize_ms) << ", plan " << ms_text(s.plan_ms) << "; cache " << s.cache << ")\n";
   out << "run       " << ms_text(run_ms) << " on " << s.executor->threads().num_threads() << " thread(s)\n";
   out << "inputs:\n";
   for (const auto& [name, t] : s.inputs)

@@ -7,6 +7,7 @@
   X(optimize)            \
   X(run)                 \
   X(bench)               \
+  X(cache)               \
   X(rules)               \
   X(explain)
 

@@ -35,8 +35,12 @@ void add_optimize_flags(ArgParser& p, OptLevel default_level) {
       .option("rules", "FILE", "load this rule file too (repeatable)", true)
       .flag("no-default-rules", "do not load the provider's shipped rule files")
       .option("disable", "NAME[,NAME]", "skip these rules or built-in passes (repeatable)", true)
-      .flag("trace", "print every rewrite (rule, FILE:LINE, nodes) on stderr");
+      .flag("trace", "print every rewrite (rule, FILE:LINE, nodes) on stderr (runs with the cache off)");
   add_shape_flags(p);
+  p.section("cache flags")
+      .option("cache", "FILE", "the optimized-session cache (default $XDG_CACHE_HOME/fusor/cache.db)")
+      .flag("no-cache", "neither read nor write the cache")
+      .option("cache-max-mb", "N", "evict least-recently-used entries beyond N MB (default $FUSOR_CACHE_MAX_MB or 1024)");
 }
 
 OptimizeFlags parse_optimize_flags(const Args& args, OptLevel default_level) {
@@ -58,6 +62,12 @@ OptimizeFlags parse_optimize_flags(const Args& args, OptLevel default_level) {
       if (!name.empty()) f.options.disabled.push_back(name);
   f.options.trace = args.has("trace");
   f.overrides = parse_shape_flags(args);
+  f.cache.enabled = !args.has("no-cache");
+  if (auto c = args.get("cache")) {
+    if (c->empty()) throw_usage("--cache: expected a file name");
+    f.cache.path = *c;
+  }
+  if (args.has("cache-max-mb")) f.cache.max_bytes = args.get_int("cache-max-mb", 0, 1, int64_t{1} << 30) << 20;
   return f;
 }
 

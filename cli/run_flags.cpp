@@ -47,6 +47,9 @@ RunSession open_run_session(const Args& args, bool profile) {
   PrepareOptions prep;
   prep.optimize = flags.options;
   prep.overrides = flags.overrides;
+  prep.use_cache = flags.cache.enabled;
+  prep.cache_path = flags.cache.path;
+  prep.cache_max_bytes = flags.cache.max_bytes;
   prep.exec.threads = s.threads;
   prep.exec.profile = profile;
   PreparedSession ps = prepare_session(ModelSource::file(args.positional(0)), prep);
@@ -55,6 +58,7 @@ RunSession open_run_session(const Args& args, bool profile) {
   s.load_ms = ps.load_ms;
   s.optimize_ms = ps.optimize_ms;
   s.plan_ms = ps.plan_ms;
+  s.cache = ps.cache;
 
   std::vector<std::string> warnings;
   complete_inputs(*s.model->graph, s.inputs, in, &warnings);

@@ -3,7 +3,8 @@
 //
 //   --input NAME=FILE (repeatable; .pb TensorProto or .npy)   --threads N (default: all cores)
 //   --seed S   --range LO,HI   --int-range LO,HI   --value NAME=V (repeatable)
-//   plus every optimization flag of `optimize` (--level, --provider, --dim, --shape).
+//   plus every optimization flag of `optimize` (--level, --provider, --dim, --shape) and the cache
+//   flags (--cache FILE, --no-cache, --cache-max-mb N).
 #pragma once
 #include <memory>
 #include <string>
@@ -25,6 +26,7 @@ struct RunSession {
   OptLevel level = OptLevel::All;
   int threads = 0;
   double load_ms = 0, optimize_ms = 0, plan_ms = 0;
+  std::string cache = "off";  // the optimized-session cache: "hit" | "miss" | "off"
   double init_ms() const { return load_ms + optimize_ms + plan_ms; }
 };
 

@@ -1,5 +1,7 @@
 #include "engine/session/prepare.h"
 
+#include "engine/session/optimize_cached.h"
+
 #include "engine/util/log.h"
 #include "engine/util/stopwatch.h"
 
@@ -7,21 +9,19 @@ namespace fusor {
 
 PreparedSession prepare_session(const ModelSource& source, const PrepareOptions& options) {
   PreparedSession s;
-  LoadOptions load;
-  load.overrides = options.overrides;
-  Stopwatch clock;
-  if (source.bytes.empty())
-    s.model = load_model(source.path, load);
-  else
-    s.model = load_model_from_bytes(source.bytes, load, source.name.empty() ? "<bytes>" : source.name,
-                                    source.base_dir);
-  s.load_ms = clock.ms();
-  s.nodes_before = static_cast<int64_t>(s.model->graph->num_nodes());
-
-  clock.reset();
-  s.report = optimize(*s.model, options.optimize);
-  s.optimize_ms = clock.ms();
+  CacheOptions cache;
+  cache.enabled = options.use_cache;
+  cache.path = options.cache_path;
+  cache.max_bytes = options.cache_max_bytes;
+  OptimizedModel loaded = load_optimized(source, options.overrides, options.optimize, cache);
+  s.model = std::move(loaded.model);
+  s.report = std::move(loaded.report);
+  s.load_ms = loaded.load_ms;
+  s.optimize_ms = loaded.optimize_ms;
+  s.cache = loaded.cache;
+  s.nodes_before = loaded.nodes_before;
   s.nodes_after = static_cast<int64_t>(s.model->graph->num_nodes());
+  Stopwatch clock;
 
   if (!options.optimized_model_path.empty()) {
     clock.reset();

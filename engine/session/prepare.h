@@ -4,8 +4,9 @@
 //   load (with --dim/--shape overrides) -> optimize (refuses a model stamped for another
 //   provider) -> optionally save the optimized model -> plan (kernels, memory).
 //
-// The optimized-session cache (cache/, issue 8) plugs in here: PrepareOptions::use_cache and
-// cache_path are carried for it; until it is wired, PreparedSession::cache is "off".
+// Load and optimize go through the optimized-session cache (load_optimized,
+// engine/session/optimize_cached.h): PrepareOptions::use_cache, cache_path and cache_max_bytes
+// configure it; PreparedSession::cache says what happened.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -34,8 +35,9 @@ struct PrepareOptions {
   ShapeOverrides overrides;
   ExecOptions exec;
   std::string optimized_model_path;  // "" = do not save
-  bool use_cache = true;             // honoured as "off" until the cache is wired in
-  std::string cache_path;            // "" = the default location
+  bool use_cache = true;             // the optimized-session cache (engine/session/optimize_cached.h)
+  std::string cache_path;            // "" = the default location ($XDG_CACHE_HOME/fusor/cache.db)
+  int64_t cache_max_bytes = 0;       // 0 = $FUSOR_CACHE_MAX_MB or 1 GiB
 };
 
 struct PreparedSession {

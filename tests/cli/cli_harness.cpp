@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "engine/ir/error.h"
 
@@ -23,7 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Runs argv[0] with argv, stdout and stderr redirected to files; returns the exit status.
-int spawn_and_wait(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file) {
+// `env` entries (NAME=VALUE) replace or extend the test's environment.
+int spawn_and_wait(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file,
+                   const std::vector<std::string>& env = {}) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -32,8 +35,20 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& out_
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    bool replaced = false;
+    for (const std::string& x : env)
+      if (entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1)) replaced = true;
+    if (!replaced) env_strings.emplace_back(entry);
+  }
+  env_strings.insert(env_strings.end(), env.begin(), env.end());
+  std::vector<char*> cenv;
+  for (std::string& e : env_strings) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     ADD_FAILURE() << "cannot start " << argv[0] << ": " << std::strerror(rc);
@@ -63,12 +78,18 @@ json::Value RunResult::json() const {
   }
 }
 
-RunResult run_fusor(const std::vector<std::string>& args) {
+RunResult run_fusor(const std::vector<std::string>& args) { return run_fusor_env(args, {}); }
+
+RunResult run_fusor_env(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   TempDir tmp;
   std::vector<std::string> argv = {fusor_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
+  // The default optimized-session cache goes to this run's temp dir: tests never touch the
+  // user's cache, and every run without --cache optimizes afresh (a miss).
+  std::vector<std::string> full_env = {"XDG_CACHE_HOME=" + tmp.dir()};
+  full_env.insert(full_env.end(), env.begin(), env.end());
   RunResult r;
-  r.exit_code = spawn_and_wait(argv, tmp.path("out"), tmp.path("err"));
+  r.exit_code = spawn_and_wait(argv, tmp.path("out"), tmp.path("err"), full_env);
   r.out = read_file(tmp.path("out"));
   r.err = read_file(tmp.path("err"));
   return r;

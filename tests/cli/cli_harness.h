@@ -18,8 +18,12 @@ struct RunResult {
   json::Value json() const;
 };
 
-// Runs `fusor ARGS...` with no shell interpretation of the arguments.
+// Runs `fusor ARGS...` with no shell interpretation of the arguments. XDG_CACHE_HOME points to a
+// fresh temp dir per run, so the default optimized-session cache is empty (a miss) and the
+// user's own cache is never written; cache tests name theirs with --cache FILE.
 RunResult run_fusor(const std::vector<std::string>& args);
+// The same with extra environment variables ("NAME=VALUE"), which win over the test's own.
+RunResult run_fusor_env(const std::vector<std::string>& args, const std::vector<std::string>& env);
 // Runs /usr/bin/python3 -c CODE ARGS...; returns stdout; the test fails on a non-zero exit.
 std::string run_python(const std::string& code, const std::vector<std::string>& args = {});
 
