@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "engine/onnx/fusor_schemas.h"
 #include "engine/onnx/tensor_proto.h"
 #include "engine/rewrite/graph_util.h"
 
@@ -64,6 +65,9 @@ bool infer_node_types(Graph& g, NodeId id, int64_t opset) {
     for (ValueId o : n.outputs)
       if (o != kNoValue && g.value(o).type.elem == DataType::Undefined) g.value(o).type = ValueType::tensor(elem);
   };
+  // fusor's ops infer through their ONNX schemas, registered on first use (a process that never
+  // ran model shape inference, as `rules test` on an instantiated pattern, has not yet).
+  if (n.op.domain() == kFusorDomain) register_fusor_schemas();
   const onnx::OpSchema* s = opset > 0 && n.op.domain().empty()
       ? onnx::OpSchemaRegistry::Schema(n.op.name(), static_cast<int>(opset), n.op.domain())
       : onnx::OpSchemaRegistry::Schema(n.op.name(), n.op.domain());

@@ -10,6 +10,16 @@ static bool is_axes_input_op(const std::string& name) {
   return name.rfind("Reduce", 0) == 0 || name == "Squeeze" || name == "Unsqueeze";
 }
 
+// Ops with spatial windows whose omitted `pads` mean zero padding on every spatial axis.
+static bool is_windowed_op(OpType op) {
+  static const std::vector<OpType> ops = {
+      OpType::onnx("Conv"),          OpType::onnx("ConvTranspose"),   OpType::onnx("AveragePool"),
+      OpType::onnx("MaxPool"),       OpType::onnx("LpPool"),          OpType(kFusorDomain, "FusedConv"),
+      OpType(kFusorDomain, "NhwcConv"), OpType(kFusorDomain, "NhwcConvTranspose"),
+      OpType(kFusorDomain, "NhwcMaxPool"), OpType(kFusorDomain, "NhwcAveragePool")};
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
 std::optional<std::string> lifted_input_attr(OpType op, size_t slot) {
   if (!op.domain().empty()) return std::nullopt;
   const std::string& name = op.name();
@@ -71,6 +81,14 @@ NormalizedNode normalize_node(const Graph& g, NodeId id) {
     std::vector<int64_t> perm(in_rank);
     for (int i = 0; i < in_rank; ++i) perm[i] = in_rank - 1 - i;
     out.attrs.push_back(Attribute::make_ints("perm", perm));
+  }
+  // Omitted `pads` of the windowed ops are zeros (ONNX gives them no schema default): made
+  // explicit, so a rule can add to them (a Pad folded into a Conv) whether or not the exporter
+  // wrote them. Not with auto_pad SAME_* / VALID, which computes its own.
+  if (is_windowed_op(n.op) && in_rank >= 3 && !n.attr("pads")) {
+    const Attribute* ap = n.attr("auto_pad");
+    if (!ap || (ap->kind == AttrKind::String && ap->s == "NOTSET"))
+      out.attrs.push_back(Attribute::make_ints("pads", std::vector<int64_t>(2 * (in_rank - 2), 0)));
   }
   // Sorted by name, so `a.attrs`, <...c> and CSE see one order.
   std::stable_sort(out.attrs.begin(), out.attrs.end(), [](const Attribute& a, const Attribute& b) { return a.name < b.name; });

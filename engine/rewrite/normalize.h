@@ -5,6 +5,8 @@
 // - `axis` / `axes` attributes are non-negative where the rank is known (the input's rank; the
 //   output's for Unsqueeze);
 // - Transpose without `perm` gets the explicit reversed permutation when the rank is known;
+// - Conv, ConvTranspose, the pools (and fusor's conv/pool ops) without `pads` and without an
+//   auto_pad other than NOTSET get explicit zero pads when the input's rank is known;
 // - inputs that older or newer opsets spell as attributes are seen as attributes: Clip's constant
 //   min/max inputs become `min`/`max` (as Clip-6's attributes were), constant `axes` inputs of
 //   Reduce*/Squeeze/Unsqueeze become the `axes` attribute. The lifted inputs drop out of the input

@@ -11,7 +11,7 @@ namespace fusor {
 using K = PValue::Kind;
 
 bool PValue::known() const {
-  if (kind == K::Unknown) return false;
+  if (kind == K::Unknown || kind == K::Sym) return false;  // a symbol has no value
   for (const auto& x : list)
     if (!x.known()) return false;
   return true;
@@ -26,6 +26,7 @@ std::string PValue::repr() const {
     case K::Op: return op.qualified();
     case K::DType: return dtype_name(dtype);
     case K::Str: return str;
+    case K::Sym: return str;
     case K::List:
       os << '[';
       for (size_t i = 0; i < list.size(); ++i) os << (i ? ", " : "") << list[i].repr();
@@ -61,6 +62,11 @@ std::optional<Attribute> read_node_attr(MatchEnv& env, NodeId n, const std::stri
 
 static bool pequal(const PValue& a, const PValue& b, bool& unknown) {
   if (a.kind == K::Unknown || b.kind == K::Unknown) { unknown = true; return false; }
+  if (a.kind == K::Sym || b.kind == K::Sym) {
+    if (a.kind == K::Sym && b.kind == K::Sym && a.str == b.str) return true;
+    unknown = true;
+    return false;
+  }
   auto name_of = [](const PValue& v) { return v.kind == K::Op ? v.op.name() : v.str; };
   if ((a.kind == K::Op || a.kind == K::Str) && (b.kind == K::Op || b.kind == K::Str)) {
     if (a.kind == K::Op && b.kind == K::Op) return a.op == b.op;
@@ -141,7 +147,9 @@ PValue eval_expr(const Expr& e, const Pattern& pat, const Match& m, MatchEnv& en
       if (v == kNoValue || !g.value(v).type.has_shape) return PValue::unknown();
       PValue p; p.kind = K::List;
       for (const Dim& d : g.value(v).type.dims)
-        p.list.push_back(d.is_known() ? PValue::number(static_cast<double>(d.value)) : PValue::unknown());
+        p.list.push_back(d.is_known()       ? PValue::number(static_cast<double>(d.value))
+                         : d.param.empty() ? PValue::unknown()
+                                           : PValue::symbol(d.param));
       return p;
     }
     case Expr::Op::Uses: {

@@ -11,7 +11,9 @@
 namespace fusor {
 
 struct PValue {
-  enum class Kind { Unknown, Bool, Num, List, Op, DType, Str };
+  // Sym: a symbolic dimension (its dim_param in `str`). Two equal symbols compare equal (ONNX:
+  // dims with the same dim_param have the same size); anything else about a symbol is Unknown.
+  enum class Kind { Unknown, Bool, Num, List, Op, DType, Str, Sym };
   Kind kind = Kind::Unknown;
   bool b = false;
   double num = 0;
@@ -23,6 +25,7 @@ struct PValue {
   static PValue unknown() { return {}; }
   static PValue boolean(bool v) { PValue p; p.kind = Kind::Bool; p.b = v; return p; }
   static PValue number(double v) { PValue p; p.kind = Kind::Num; p.num = v; return p; }
+  static PValue symbol(std::string s) { PValue p; p.kind = Kind::Sym; p.str = std::move(s); return p; }
   bool known() const;  // recursively known
   std::string repr() const;
 };
