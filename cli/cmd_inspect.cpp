@@ -11,9 +11,11 @@
 #include "engine/exec/executor.h"
 #include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
+#include "engine/util/log.h"
 #include "engine/rewrite/provenance.h"
 #include "engine/session/arena_report.h"
 #include "engine/session/dot.h"
+#include "engine/session/inputs.h"
 #include "engine/session/model_stats.h"
 #include "engine/session/optimized_stamp.h"
 
@@ -194,7 +196,22 @@ int run_inspect(const Args& args) {
     ExecOptions eo;
     eo.threads = 1;
     Executor exec(*model, eo);
+    // Tensors whose size shape inference left unknown (symbolic dims, ops ONNX cannot infer)
+    // are planned at 0 bytes; one run on generated inputs records their sizes and re-plans, as
+    // `fusor run` does after its first run.
+    bool sized = true;
+    const ExecPlan& plan = exec.plan();
+    for (const Slot& sl : plan.slots())
+      if (sl.kind == SlotKind::Intermediate && !sl.graph_output && sl.static_bytes == 0) sized = false;
+    if (!sized) {
+      NamedTensors inputs;
+      std::vector<std::string> warnings;
+      complete_inputs(*model->graph, inputs, InputOptions{}, &warnings);
+      for (const std::string& w : warnings) FUSOR_LOG(Warn) << "--arena: " << w;
+      exec.run(inputs);
+    }
     arena = arena_json(exec);
+    arena.set("sizes_from", sized ? "shapes" : "run");
   }
   write_drawings(args, *model, load.overrides);
   if (args.has("json")) {

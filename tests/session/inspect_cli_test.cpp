@@ -10,12 +10,12 @@ namespace {
 
 using clitest::run_fusor;
 
-// squeezenet optimized at extended with the test rule, once for the whole suite.
+// squeezenet optimized at extended with only the test rule, once for the whole suite.
 class InspectCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    auto r = run_fusor({"optimize", squeezenet(), "-o", opt(), "--level", "extended", "--rules", conv_relu_rules()});
+    auto r = run_fusor({"optimize", squeezenet(), "-o", opt(), "--level", "extended", "--no-default-rules", "--rules", conv_relu_rules()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -84,6 +84,14 @@ TEST_F(InspectCli, ArenaPlanIsConsistent) {
                      q["offset"].as_int() < p["offset"].as_int() + p["bytes"].as_int();
       EXPECT_FALSE(live_together && overlap) << p["name"].as_string() << " and " << q["name"].as_string();
     }
+  // Sizes: from a run when inference left some unknown, else from shapes (the original model
+  // with N=1 is fully inferred).
+  std::string from = a["sizes_from"].as_string();
+  EXPECT_TRUE(from == "run" || from == "shapes") << from;
+  auto orig = run_fusor({"inspect", squeezenet(), "--json", "--arena", "--dim", "N=1"});
+  ASSERT_EQ(orig.exit_code, 0) << orig.err;
+  EXPECT_EQ(orig.json()["arena"]["sizes_from"].as_string(), "shapes");
+  EXPECT_GT(orig.json()["arena"]["no_reuse_bytes"].as_int(), orig.json()["arena"]["peak_bytes"].as_int());
   // Text mode prints the summary.
   auto t = run_fusor({"inspect", opt(), "--arena", "--dim", "N=1"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
@@ -97,7 +105,7 @@ TEST_F(InspectCli, DotHighlightsFusedNodes) {
   std::string text = read_file_text(dot);
   ASSERT_EQ(text.rfind("digraph", 0), 0u) << text.substr(0, 100);
   size_t fused = 0;
-  for (size_t at = text.find("fusor.FusedConv"); at != std::string::npos; at = text.find("fusor.FusedConv", at + 1)) ++fused;
+  for (size_t at = text.find("fusor::FusedConv"); at != std::string::npos; at = text.find("fusor::FusedConv", at + 1)) ++fused;
   EXPECT_EQ(fused, 26u);
   EXPECT_NE(text.find("fillcolor=\"#ffb347\""), std::string::npos);
   EXPECT_NE(text.find("rule test_conv_relu replaced /features/features.0/Conv"), std::string::npos);

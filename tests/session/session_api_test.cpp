@@ -170,7 +170,9 @@ TEST(SessionApi, CreationErrorsHaveCodes) {
 }
 
 TEST(SessionApi, ArenaAndTimingStatistics) {
-  Session s(squeezenet());
+  SessionOptions o;
+  o.use_cache = false;
+  Session s(squeezenet(), o);
   SqueezenetInput in;
   s.run(in.feed());  // outputs dropped: their buffers return to the pool
   s.run(in.feed());
