@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/ir/error.h"
+#include "engine/rewrite/type_refine.h"
 #include "engine/onnx/onnx_io.h"
 #include "engine/rewrite/apply.h"
 #include "engine/rewrite/passes.h"
@@ -127,6 +128,9 @@ class Runner {
         push_all(touched);
         continue;
       }
+      // Outputs whose types folding upstream made inferable: consumers may match rules now.
+      std::vector<NodeId> refined;
+      if (refine_node_types(g, n, opset_, refined)) push_all(refined);
       try_rules(g, env, state, dedup, n, push_all);
     }
   }
