@@ -99,6 +99,31 @@ std::vector<std::string> default_rule_files(OptLevel level, const std::string& p
   return def->rule_files(dsl_level(level));
 }
 
+namespace {
+
+// Levels run in order, as in ONNX Runtime: the rules below `layout` reach their fixed point first,
+// then every rule runs together. Without the first phase the layout rules would convert a Conv to
+// NHWC before the folds and fusions of the lower levels saw it (Conv + BatchNormalization,
+// Conv + Relu), since the worklist reaches the Conv before its consumers.
+RewriteReport run_rewrites_by_level(Model& model, const std::vector<Rule>& rules, const RewriteOptions& ro) {
+  std::vector<Rule> lower;
+  for (const Rule& r : rules)
+    if (r.level == RuleLevel::Basic || r.level == RuleLevel::Extended) lower.push_back(r);
+  if (lower.size() == rules.size()) return run_rewrites(model, rules, ro);
+  RewriteReport first = run_rewrites(model, lower, ro);
+  RewriteReport rep = run_rewrites(model, rules, ro);
+  for (const auto& [name, n] : first.rules_fired) rep.rules_fired[name] += n;
+  rep.trace.insert(rep.trace.begin(), first.trace.begin(), first.trace.end());
+  rep.explain.insert(rep.explain.begin(), first.explain.begin(), first.explain.end());
+  rep.skipped += first.skipped;
+  rep.nodes_visited += first.nodes_visited;
+  rep.match_attempts += first.match_attempts;
+  rep.rewrites += first.rewrites;
+  return rep;
+}
+
+}  // namespace
+
 std::vector<Rule> load_optimize_rules(const OptimizeOptions& options, int64_t opset) {
   std::vector<std::string> files;
   if (!options.no_default_rules)
@@ -137,7 +162,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   std::unique_ptr<dsl::ProviderDef> provider = load_provider_def(options.providers.front(), options.rules_root);
   KernelGate gate(*provider);
   ro.gate = &gate;
-  RewriteReport rep = run_rewrites(model, rules, ro);
+  RewriteReport rep = run_rewrites_by_level(model, rules, ro);
   report.explain.records = std::move(rep.explain);
   report.skipped = rep.skipped;
   for (const auto& [name, n] : rep.rules_fired) report.rules_fired[name] = n;
