@@ -30,7 +30,7 @@ endforeach()
 step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/host_app -B ${WORK_DIR}/build -DCMAKE_BUILD_TYPE=Release
      -DCMAKE_PREFIX_PATH=${prefix})
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build -j2)
-step(${CMAKE_COMMAND} -E env --unset=FUSOR_RULES_DIR ${WORK_DIR}/build/host_app
+step(${CMAKE_COMMAND} -E env --unset=FUSOR_RULES_DIR XDG_CACHE_HOME=${WORK_DIR}/cache ${WORK_DIR}/build/host_app
      ${SOURCE_DIR}/examples/models/squeezenet1_1.onnx all ${WORK_DIR}/squeezenet.opt.onnx)
 message("${step_out}")
 if(NOT step_out MATCHES "host_app: ok")
