@@ -112,6 +112,8 @@ void print_record(std::ostream& out, const ExplainRecord& e, bool show_graph) {
     case ExplainKind::NearMiss:
       out << where << ": " << miss_place(e) << "\n";
       out << "    " << e.reason << "\n";
+      if (e.constraint == MissKind::Where && e.reason.find(" is unknown") != std::string::npos)
+        out << "    hint: --dim NAME=V and --shape INPUT=AxBxC give symbolic dimensions sizes\n";
       if (!e.by_rule.empty()) out << "    (the node was later rewritten by " << quoted(e.by_rule) << ")\n";
       return;
   }

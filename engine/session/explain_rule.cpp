@@ -1,6 +1,7 @@
 #include "engine/session/explain_rule.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 
 #include "dsl/rules.h"
@@ -52,6 +53,28 @@ std::string shipped_location(const OptimizeOptions& o, int64_t opset) {
   }
 }
 
+// Up to three names near `name` (case-insensitive edit distance within a third of its length,
+// at least 2), nearest first; the nearest as dsl::closest_name picks it leads.
+std::vector<std::string> close_names(const std::string& name, std::vector<std::string> names) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const size_t limit = std::max<size_t>(2, name.size() / 3);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const std::string& n : names) {
+    size_t d = dsl::edit_distance(lower(name), lower(n));
+    if (d <= limit) scored.push_back({d, n});
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  std::string best = dsl::closest_name(name, names);
+  if (!best.empty()) out.push_back(best);
+  for (const auto& [d, n] : scored)
+    if (out.size() < 3 && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  return out;
+}
+
 }  // namespace
 
 ExplainResult describe_explained_rule(const OptimizeOptions& o, int64_t opset) {
@@ -76,8 +99,9 @@ ExplainResult describe_explained_rule(const OptimizeOptions& o, int64_t opset) {
   if (decls.empty()) {
     std::string msg = "--rule: no rule named '" + r.rule + "' in the rule files of provider '" + r.provider + "'" +
                       (o.rule_files.empty() ? "" : " and --rules");
-    std::string near = dsl::closest_name(r.rule, names);
-    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    std::vector<std::string> near = close_names(r.rule, names);
+    for (size_t i = 0; i < near.size(); ++i)
+      msg += (i ? ", '" : "; did you mean '") + near[i] + (i + 1 == near.size() ? "'?" : "'");
     if (o.no_default_rules) {
       std::string shipped = shipped_location(o, opset);
       if (!shipped.empty()) msg += " (it is a shipped rule, " + shipped + ", and --no-default-rules leaves those out)";
