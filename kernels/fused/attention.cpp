@@ -7,27 +7,32 @@
 //   reference: ONNX's Transpose/MatMul/Mul/Add/Where/Softmax/MatMul reference kernels, the
 //              causal mask written out as an additive -inf matrix. A fully masked row is NaN
 //              there (Softmax of all -inf).
-//   fast:      flash-attention style: per query tile, keys in blocks of kKeyBlock with an online
-//              softmax (running max and sum, the accumulator rescaled when the max grows), so the
-//              score matrix is never materialized (memory per tile: kQueryTile x (dv + kKeyBlock)).
-//              Causal blocks past the diagonal are skipped. Threaded over batch x query tiles.
-//              float32, Q/K/V with the same batch dims; anything else goes to the reference.
-//              A fully masked row gives 0.
+//   fast:      flash-attention style: per (batch, tile of query rows), keys in blocks of kKeyBlock:
+//              the block's scores come from the GEMM core (scale in its epilogue), the mask is
+//              added and an online softmax step turns them into probabilities with the vectorized
+//              exp (attention_rows.h), rescaling the output rows when a row's max grows; then the
+//              GEMM core accumulates P x V into the output rows (residual epilogue). The score
+//              matrix is never materialized: memory per task is tile x kKeyBlock floats. Causal
+//              blocks past the diagonal are skipped. Threaded over tasks. float32, Q/K/V with the
+//              same batch dims; anything else goes to the reference. A fully masked row gives 0.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/float16_widening.h"
+#include "kernels/fused/attention_rows.h"
 #include "kernels/fused/common.h"
 #include "kernels/fused/inner_op.h"
 
 namespace fusor::fused {
 namespace {
 
-constexpr int64_t kQueryTile = 16;
-constexpr int64_t kKeyBlock = 64;
+// Query rows per task, keys per online-softmax step (a tile x block score buffer of 32 KB).
+constexpr int64_t kQueryTile = 64;
+constexpr int64_t kKeyBlock = 128;
 
 struct AttnShape {
   int64_t batch = 1, lq = 0, lk = 0, d = 0, dv = 0;
@@ -101,15 +106,21 @@ class RefAttention : public Kernel {
   InnerOp matmul_, mul_, add_, where_, softmax_;
 };
 
-inline float dot(const float* a, const float* b, int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
-  float s = 0;
-  for (; i < n; ++i) s += a[i] * b[i];
-  for (int l = 0; l < 8; ++l) s += acc[l];
-  return s;
+// Memory for the GEMM core's packing inside a task, one buffer per thread (GemmRun::scratch is
+// called once per gemm() call, and a task's calls run one after the other on its thread).
+void* thread_scratch(size_t bytes) {
+  struct Buffer {
+    float* p = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { ::operator delete[](p, std::align_val_t(64)); }
+  };
+  thread_local Buffer buf;
+  if (bytes > buf.bytes) {
+    ::operator delete[](buf.p, std::align_val_t(64));
+    buf.bytes = (bytes + 4095) / 4096 * 4096;
+    buf.p = new (std::align_val_t(64)) float[buf.bytes / sizeof(float)];
+  }
+  return buf.p;
 }
 
 class FastAttention : public FastFusedKernel {
@@ -140,6 +151,10 @@ class FastAttention : public FastFusedKernel {
     out.push_back(s.dv);
     Tensor& y = ctx.output(0, out, DataType::Float);
     if (y.numel() == 0) return;
+    if (s.lk == 0) {  // no keys: every row is fully masked
+      std::fill(y.data<float>(), y.data<float>() + y.numel(), 0.0f);
+      return;
+    }
 
     // Mask addressing: per batch its base offset, and its strides along queries and keys.
     int64_t* mask_base = nullptr;
@@ -165,11 +180,15 @@ class FastAttention : public FastFusedKernel {
       }
     }
 
-    const int64_t tiles = (s.lq + kQueryTile - 1) / kQueryTile;
+    // Tasks: (batch, query tile). Small problems use shorter tiles so both threads get work.
+    const int threads = std::max(1, ctx.threads().num_threads());
+    int64_t tile = kQueryTile;
+    while (tile > 8 && s.batch * ((s.lq + tile - 1) / tile) < 2 * threads) tile /= 2;
+    const int64_t tiles = (s.lq + tile - 1) / tile;
     const int64_t tasks = s.batch * tiles;
-    const int64_t chunks = std::min<int64_t>(tasks, std::max(1, ctx.threads().num_threads()) * 4);
-    const int64_t per_chunk = kQueryTile * (s.dv + 2) + kKeyBlock;
-    float* scratch = static_cast<float*>(ctx.scratch(chunks * per_chunk * sizeof(float)));
+    const int64_t kb = std::min(kKeyBlock, s.lk);
+    const int64_t per_task = tile * kb + 2 * tile;  // scores, running max, running sum
+    float* scratch = static_cast<float*>(ctx.scratch(static_cast<size_t>(tasks) * per_task * sizeof(float)));
     const float scale = scale_of(scale_, s.d);
     const float* pq = q.data<float>();
     const float* pk = k.data<float>();
@@ -179,76 +198,60 @@ class FastAttention : public FastFusedKernel {
     float* py = y.data<float>();
     const bool causal = causal_, tk = transpose_k_;
     const float ninf = -std::numeric_limits<float>::infinity();
+    const Isa isa = active_isa();
+    const attn::RowOps& ops = attn::row_ops(isa);
+    GemmRun run;
+    run.scratch = thread_scratch;
+    run.isa = isa;
 
-    ctx.threads().parallel_for(chunks, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        float* acc = scratch + c * per_chunk;          // kQueryTile x dv
-        float* mx = acc + kQueryTile * s.dv;           // kQueryTile running maxima
-        float* sum = mx + kQueryTile;                  // kQueryTile running sums
-        float* sc = sum + kQueryTile;                  // kKeyBlock scores
-        for (int64_t t = c * tasks / chunks; t < (c + 1) * tasks / chunks; ++t) {
-          const int64_t b = t / tiles, i0 = (t % tiles) * kQueryTile, i1 = std::min(s.lq, i0 + kQueryTile);
-          const float* qb = pq + b * s.lq * s.d;
-          const float* kb = pk + b * s.lk * s.d;
-          const float* vb = pv + b * s.lk * s.dv;
-          std::fill(acc, acc + kQueryTile * s.dv, 0.0f);
-          std::fill(mx, mx + kQueryTile, ninf);
-          std::fill(sum, sum + kQueryTile, 0.0f);
-          // Keys any query of the tile can see.
-          const int64_t key_end = causal ? std::clamp<int64_t>(i1 - 1 + s.lk - s.lq + 1, 0, s.lk) : s.lk;
-          for (int64_t j0 = 0; j0 < key_end; j0 += kKeyBlock) {
-            const int64_t jn = std::min(kKeyBlock, key_end - j0);
-            for (int64_t i = i0; i < i1; ++i) {
-              const int64_t limit = causal ? std::min<int64_t>(jn, i + s.lk - s.lq + 1 - j0) : jn;
-              if (limit <= 0) continue;
-              const float* qi = qb + i * s.d;
-              if (tk) {  // K is (d, Lk): accumulate over d with the key index innermost
-                std::fill(sc, sc + limit, 0.0f);
-                for (int64_t e = 0; e < s.d; ++e) {
-                  const float qe = qi[e];
-                  const float* kr = kb + e * s.lk + j0;
-                  for (int64_t j = 0; j < limit; ++j) sc[j] += qe * kr[j];
-                }
-                for (int64_t j = 0; j < limit; ++j) sc[j] *= scale;
-              } else {
-                for (int64_t j = 0; j < limit; ++j) sc[j] = dot(qi, kb + (j0 + j) * s.d, s.d) * scale;
-              }
-              if (pm) {
-                const float* mrow = pm + mask_base[b] + i * mask_row + j0 * mask_col;
-                for (int64_t j = 0; j < limit; ++j) sc[j] += mrow[j * mask_col];
-              } else if (pmb) {
-                const bool* mrow = pmb + mask_base[b] + i * mask_row + j0 * mask_col;
-                for (int64_t j = 0; j < limit; ++j)
-                  if (!mrow[j * mask_col]) sc[j] = ninf;
-              }
-              float block_max = ninf;
-              for (int64_t j = 0; j < limit; ++j) block_max = std::max(block_max, sc[j]);
-              if (block_max == ninf) continue;  // nothing visible in this block
-              const int64_t r = i - i0;
-              const float m_new = std::max(mx[r], block_max);
-              float* ar = acc + r * s.dv;
-              if (mx[r] != ninf && m_new != mx[r]) {
-                const float corr = std::exp(mx[r] - m_new);
-                sum[r] *= corr;
-                for (int64_t e = 0; e < s.dv; ++e) ar[e] *= corr;
-              }
-              mx[r] = m_new;
-              for (int64_t j = 0; j < limit; ++j) {
-                if (sc[j] == ninf) continue;
-                const float p = std::exp(sc[j] - m_new);
-                sum[r] += p;
-                const float* vr = vb + (j0 + j) * s.dv;
-                for (int64_t e = 0; e < s.dv; ++e) ar[e] += p * vr[e];
-              }
+    ctx.threads().parallel_for(tasks, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        float* sc = scratch + t * per_task;  // tile x kb scores, then probabilities
+        float* mx = sc + tile * kb;
+        float* sum = mx + tile;
+        const int64_t b = t / tiles, i0 = (t % tiles) * tile, tq = std::min(s.lq, i0 + tile) - i0;
+        const float* qb = pq + (b * s.lq + i0) * s.d;
+        const float* kbase = pk + b * s.lk * s.d;
+        const float* vb = pv + b * s.lk * s.dv;
+        float* yb = py + (b * s.lq + i0) * s.dv;  // the output rows accumulate P x V directly
+        std::fill(yb, yb + tq * s.dv, 0.0f);
+        std::fill(mx, mx + tq, ninf);
+        std::fill(sum, sum + tq, 0.0f);
+        // Keys the tile's last query can see (causal: query i sees keys j <= i + lk - lq).
+        const int64_t key_end = causal ? std::clamp<int64_t>(i0 + tq + s.lk - s.lq, 0, s.lk) : s.lk;
+        for (int64_t j0 = 0; j0 < key_end; j0 += kb) {
+          const int64_t jn = std::min(kb, key_end - j0);
+          // Scores: scale * Q_tile x K_block^T (K rows are keys, or with transpose_k its columns).
+          const MatrixRef kref = tk ? MatrixRef{kbase + j0, s.lk, false} : MatrixRef{kbase + j0 * s.d, s.d, true};
+          Epilogue ep;
+          ep.scale = scale;
+          gemm(tq, jn, s.d, MatrixRef{qb, s.d, false}, kref, sc, kb, ep, run);
+          for (int64_t r = 0; r < tq; ++r) {
+            float* row = sc + r * kb;
+            const int64_t i = i0 + r;
+            const int64_t visible = causal ? std::clamp<int64_t>(i + s.lk - s.lq + 1 - j0, 0, jn) : jn;
+            if (pm) {
+              const float* mrow = pm + mask_base[b] + i * mask_row + j0 * mask_col;
+              if (mask_col == 1) ops.add(row, mrow, visible);
+              else
+                for (int64_t j = 0; j < visible; ++j) row[j] += mrow[j * mask_col];
+            } else if (pmb) {
+              const bool* mrow = pmb + mask_base[b] + i * mask_row + j0 * mask_col;
+              for (int64_t j = 0; j < visible; ++j)
+                if (!mrow[j * mask_col]) row[j] = ninf;
             }
+            for (int64_t j = visible; j < jn; ++j) row[j] = ninf;
+            const float corr = ops.softmax_step(row, jn, mx[r], sum[r]);
+            if (corr != 1.0f) ops.scale(yb + r * s.dv, s.dv, corr);
           }
-          for (int64_t i = i0; i < i1; ++i) {
-            const int64_t r = i - i0;
-            const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
-            float* yr = py + (b * s.lq + i) * s.dv;
-            for (int64_t e = 0; e < s.dv; ++e) yr[e] = acc[r * s.dv + e] * inv;
-          }
+          // Y_tile += P x V_block (the residual epilogue reads each element before writing it).
+          Epilogue acc;
+          acc.residual = yb;
+          acc.residual_ld = s.dv;
+          gemm(tq, s.dv, jn, MatrixRef{sc, kb, false}, MatrixRef{vb + j0 * s.dv, s.dv, false}, yb, s.dv, acc, run);
         }
+        for (int64_t r = 0; r < tq; ++r)  // a row that saw no key (fully masked) stays 0
+          ops.scale(yb + r * s.dv, s.dv, sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f);
       }
     }, 1);
   }
