@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/ir/error.h"
+#include "engine/rewrite/operand_filter.h"
 #include "engine/rewrite/type_refine.h"
 #include "engine/onnx/onnx_io.h"
 #include "engine/rewrite/apply.h"
@@ -43,6 +44,7 @@ class Runner {
     for (size_t i = 0; i < rules.size(); ++i) {
       if (disabled_.count(rules[i].name)) continue;
       compiled_.push_back(compile_rule(rules[i], static_cast<int>(i)));
+      filters_.emplace_back(rules[i].pattern);
       int body = 0;  // rules lowered from one declaration share its name
       for (size_t j = 0; j < i; ++j) body += rules[j].name == rules[i].name ? 1 : 0;
       body_.push_back(body);
@@ -142,11 +144,14 @@ class Runner {
     if (op.id() >= by_op_.size()) return;
     const bool explaining = !opts_.explain_rule.empty();
     const std::vector<int>& candidates = by_op_[op.id()];
+    operand_ops(g, g.node(n), operand_ops_);  // read once, tested by every candidate's prefilter
     for (size_t ci = 0; ci < candidates.size(); ++ci) {
       int c = candidates[ci];
       const CompiledRule& cr = compiled_[c];
       const Rule& r = *cr.rule;
       bool explain = explaining && r.name == opts_.explain_rule;
+      // The explained rule skips the prefilter: its near misses must say which check failed.
+      if (!explain && !filters_[c].may_match(operand_ops_)) continue;
       NearMiss miss;
       Match m;
       size_t before = env.attempts;
@@ -310,6 +315,8 @@ class Runner {
   RewriteReport& rep_;
   std::set<std::string> disabled_;
   std::vector<CompiledRule> compiled_;
+  std::vector<OperandFilter> filters_;  // parallel to compiled_ (operand_filter.h)
+  OperandOps operand_ops_;              // the operand producers of the node being tried
   std::vector<int> body_;  // per compiled rule: its body among rules of the same name
   std::vector<std::vector<int>> by_op_;
   std::map<std::string, size_t> explain_index_;  // graph, root -> rep_.explain index
