@@ -32,8 +32,8 @@ struct SessionOptions {
   // library was built from. An installed package has them in <prefix>/share/fusor
   // (find_package(fusor) sets fusor_RULES_DIR).
   std::string rules_dir;
-  // Optimized-session cache (--cache / --no-cache). Until the cache is available in this build
-  // the session reports "cache": "off" whatever these say.
+  // The optimized-session cache (--cache FILE / --no-cache; docs/cli.md): a session whose model,
+  // options and rules were optimized before loads the stored result instead.
   bool use_cache = true;
   std::string cache_path;                        // "" = $XDG_CACHE_HOME/fusor/cache.db
   std::string optimized_model_path;              // write the optimized model here (-o); "" = don't
