@@ -86,8 +86,10 @@ RunResult run_fusor_env(const std::vector<std::string>& args, const std::vector<
   argv.insert(argv.end(), args.begin(), args.end());
   // The default optimized-session cache goes to this run's temp dir: tests never touch the
   // user's cache, and every run without --cache optimizes afresh (a miss).
-  std::vector<std::string> full_env = {"XDG_CACHE_HOME=" + tmp.dir()};
-  full_env.insert(full_env.end(), env.begin(), env.end());
+  std::vector<std::string> full_env = env;
+  bool has_xdg = false;
+  for (const std::string& e : env) has_xdg = has_xdg || e.rfind("XDG_CACHE_HOME=", 0) == 0;
+  if (!has_xdg) full_env.push_back(std::string("XDG_CACHE_HOME=").append(tmp.dir()));
   RunResult r;
   r.exit_code = spawn_and_wait(argv, tmp.path("out"), tmp.path("err"), full_env);
   r.out = read_file(tmp.path("out"));

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# 4 concurrent processes x 20 `fusor optimize` each on one cache file. Each process cycles
+# through 4 option sets (4 distinct keys), so writers race for the same entries and readers hit
+# while others write. Every run must succeed without a cache warning, and the cache must verify
+# afterwards with exactly the 4 entries.
+#   concurrent.sh FUSOR MODEL WORKDIR
+set -euo pipefail
+fusor=$1 model=$2 work=$3
+procs=${FUSOR_CACHE_PROCS:-4} runs=${FUSOR_CACHE_RUNS:-20}
+rm -rf "$work"
+mkdir -p "$work"
+db=$work/cache.db
+variants=("--level disabled" "--level basic" "--level basic --disable cse" "--level extended")
+
+worker() {
+  local p=$1 i v rc
+  for ((i = 0; i < runs; i++)); do
+    v=${variants[$(((i + p) % ${#variants[@]}))]}
+    # shellcheck disable=SC2086
+    if ! "$fusor" optimize "$model" -o "$work/out_$p.onnx" --cache "$db" --json $v \
+         >"$work/out_${p}_$i.json" 2>"$work/err_${p}_$i.txt"; then
+      rc=$?
+      echo "process $p run $i ($v) failed with exit $rc:"; cat "$work/err_${p}_$i.txt"
+      return 1
+    fi
+  done
+}
+
+start=$(date +%s.%N)
+pids=()
+for ((p = 0; p < procs; p++)); do
+  worker "$p" &
+  pids+=($!)
+done
+failed=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || failed=1
+done
+end=$(date +%s.%N)
+[ "$failed" = 0 ] || { echo "FAIL: a run failed"; exit 1; }
+
+if grep -l "warn" "$work"/err_*.txt >/dev/null 2>&1; then
+  echo "FAIL: cache warnings:"; grep -h "warn" "$work"/err_*.txt | sort | uniq -c
+  exit 1
+fi
+hits=$(grep -l '"cache": "hit"' "$work"/out_*.json | wc -l)
+misses=$(grep -l '"cache": "miss"' "$work"/out_*.json | wc -l)
+total=$((procs * runs))
+[ $((hits + misses)) = "$total" ] || { echo "FAIL: $hits hits + $misses misses != $total runs"; exit 1; }
+
+verify=$("$fusor" cache verify --cache "$db" --json)
+echo "$verify" | grep -q '"ok": true' || { echo "FAIL: verify: $verify"; exit 1; }
+entries=$("$fusor" cache stats --cache "$db" --json | sed -n 's/.*"entries": \([0-9]*\).*/\1/p')
+[ "$entries" = "${#variants[@]}" ] || { echo "FAIL: $entries entries, expected ${#variants[@]}"; exit 1; }
+[ -z "$(ls "$work" | grep corrupt || true)" ] || { echo "FAIL: a file was moved aside"; exit 1; }
+
+awk -v s="$start" -v e="$end" -v p="$procs" -v r="$runs" -v h="$hits" -v m="$misses" 'BEGIN {
+  printf "PASS: %d processes x %d optimizes: %d hits, %d misses, %.2f s wall (%.0f ms per optimize per process)\n",
+         p, r, h, m, e - s, (e - s) * 1000 / r }'
