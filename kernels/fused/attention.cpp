@@ -33,6 +33,8 @@ namespace {
 // Query rows per task, keys per online-softmax step (a tile x block score buffer of 32 KB).
 constexpr int64_t kQueryTile = 64;
 constexpr int64_t kKeyBlock = 128;
+// Work below which a chunk of tasks is not split further across threads.
+constexpr int64_t kMinFlopsPerChunk = int64_t(1) << 19;
 
 struct AttnShape {
   int64_t batch = 1, lq = 0, lk = 0, d = 0, dv = 0;
@@ -186,6 +188,9 @@ class FastAttention : public FastFusedKernel {
     while (tile > 8 && s.batch * ((s.lq + tile - 1) / tile) < 2 * threads) tile /= 2;
     const int64_t tiles = (s.lq + tile - 1) / tile;
     const int64_t tasks = s.batch * tiles;
+    // Tasks per chunk: small problems stay on one thread (a wake-up costs more than their work).
+    const int64_t task_flops = 2 * tile * s.lk * (s.d + s.dv);
+    const int64_t grain = std::max<int64_t>(1, kMinFlopsPerChunk / std::max<int64_t>(1, task_flops));
     const int64_t kb = std::min(kKeyBlock, s.lk);
     const int64_t per_task = tile * kb + 2 * tile;  // scores, running max, running sum
     float* scratch = static_cast<float*>(ctx.scratch(static_cast<size_t>(tasks) * per_task * sizeof(float)));
@@ -253,7 +258,7 @@ class FastAttention : public FastFusedKernel {
         for (int64_t r = 0; r < tq; ++r)  // a row that saw no key (fully masked) stays 0
           ops.scale(yb + r * s.dv, s.dv, sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f);
       }
-    }, 1);
+    }, grain);
   }
 
  private:
