@@ -14,7 +14,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 PKGS=(cmake g++ make pkg-config git time ccache
       libonnx-dev libonnx-testdata python3 python3-onnx python3-numpy
       libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev libssl-dev
-      googletest libgtest-dev libgmock-dev libbenchmark-dev)
+      googletest libgtest-dev libgmock-dev libbenchmark-dev
+      pybind11-dev python3-dev)  # the fusor Python package (python/, docs/python.md)
 deps_only=0
 for arg in "$@"; do
   case "$arg" in

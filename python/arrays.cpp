@@ -1,0 +1,82 @@
+#include "python/arrays.h"
+
+#include "python/bindings.h"
+
+namespace fusor::py {
+
+namespace {
+
+// numpy's type characters for each element type ('' where numpy has none).
+const char* numpy_char(ElementType t) {
+  switch (t) {
+    case ElementType::Float: return "f4";
+    case ElementType::Double: return "f8";
+    case ElementType::Float16: return "f2";
+    case ElementType::Int8: return "i1";
+    case ElementType::Int16: return "i2";
+    case ElementType::Int32: return "i4";
+    case ElementType::Int64: return "i8";
+    case ElementType::UInt8: return "u1";
+    case ElementType::UInt16: return "u2";
+    case ElementType::UInt32: return "u4";
+    case ElementType::UInt64: return "u8";
+    case ElementType::Bool: return "?";
+    default: return "";
+  }
+}
+
+bool element_type_of(const pyb::dtype& dt, ElementType& out) {
+  char kind = dt.kind();
+  size_t size = static_cast<size_t>(dt.itemsize());
+  if (kind == 'b' && size == 1) { out = ElementType::Bool; return true; }
+  if (kind == 'f') {
+    if (size == 2) { out = ElementType::Float16; return true; }
+    if (size == 4) { out = ElementType::Float; return true; }
+    if (size == 8) { out = ElementType::Double; return true; }
+    return false;
+  }
+  if (kind == 'i' || kind == 'u') {
+    static const ElementType s[] = {ElementType::Int8, ElementType::Int16, ElementType::Int32, ElementType::Int64};
+    static const ElementType u[] = {ElementType::UInt8, ElementType::UInt16, ElementType::UInt32, ElementType::UInt64};
+    int i = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : -1;
+    if (i < 0) return false;
+    out = kind == 'i' ? s[i] : u[i];
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::array& keep) {
+  pyb::module_ np = pyb::module_::import("numpy");
+  pyb::array arr = pyb::isinstance<pyb::array>(value) ? pyb::reinterpret_borrow<pyb::array>(value)
+                                                       : pyb::array(np.attr("asarray")(value));
+  ElementType type;
+  if (!element_type_of(arr.dtype(), type))
+    raise(ErrorCode::InvalidArgument,
+          "input '" + name + "': numpy dtype " + std::string(pyb::str(arr.dtype())) +
+              " is not supported (numeric and bool tensors only)");
+  bool native = arr.dtype().attr("isnative").cast<bool>();
+  bool borrowable = native && (arr.flags() & pyb::array::c_style) && (arr.flags() & pyb::detail::npy_api::NPY_ARRAY_ALIGNED_);
+  if (!borrowable) {
+    pyb::object dt = native ? pyb::object(arr.dtype()) : arr.dtype().attr("newbyteorder")("=");
+    arr = pyb::array(np.attr("ascontiguousarray")(arr, dt));
+  }
+  keep = arr;
+  std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
+  return HostTensor::borrow(type, std::move(shape), const_cast<void*>(arr.data()), static_cast<size_t>(arr.nbytes()));
+}
+
+pyb::array output_array(HostTensor&& t) {
+  const char* c = numpy_char(t.element_type());
+  if (!*c)
+    raise(ErrorCode::Fail, std::string("an output of type ") + element_type_name(t.element_type()) +
+                                                 " has no numpy dtype");
+  std::vector<pyb::ssize_t> shape(t.shape().begin(), t.shape().end());
+  auto* owned = new HostTensor(std::move(t));
+  pyb::capsule base(owned, [](void* p) { delete static_cast<HostTensor*>(p); });
+  return pyb::array(pyb::dtype(c), shape, {}, owned->data(), base);
+}
+
+}  // namespace fusor::py
