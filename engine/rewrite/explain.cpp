@@ -1,5 +1,6 @@
 #include "engine/rewrite/explain.h"
 
+#include <set>
 #include <sstream>
 
 #include "engine/rewrite/graph_util.h"
@@ -136,6 +137,21 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 }
 
 }  // namespace
+
+std::vector<ExplainRecord> merge_explain_runs(std::vector<ExplainRecord> first, std::vector<ExplainRecord> second,
+                                              size_t first_steps, size_t first_rewrites) {
+  std::set<std::pair<std::string, std::string>> again;
+  for (ExplainRecord& e : second) {
+    e.iteration += first_steps;
+    if (e.rewrite_index) e.rewrite_index += first_rewrites;
+    again.insert({e.graph, e.root});
+  }
+  std::vector<ExplainRecord> out;
+  for (ExplainRecord& e : first)
+    if (!again.count({e.graph, e.root})) out.push_back(std::move(e));
+  for (ExplainRecord& e : second) out.push_back(std::move(e));
+  return out;
+}
 
 std::string expr_text(const Expr& e, const Pattern& p) {
   auto kid = [&](size_t i, int parent, bool right) {

@@ -66,6 +66,12 @@ struct ExplainResult {
   std::vector<ExplainRecord> records;
 };
 
+// The records of two runs over the same model one after the other (optimize runs the levels
+// below layout to their fixed point first): a root the second run tried again keeps its second
+// outcome; the second run's steps and rewrite numbers continue the first's.
+std::vector<ExplainRecord> merge_explain_runs(std::vector<ExplainRecord> first, std::vector<ExplainRecord> second,
+                                              size_t first_steps, size_t first_rewrites);
+
 // Why a where clause is not true for this match, reading the failing part with its operands'
 // values: "rank(w) == 4 is false: rank(w) = 3", "shape(x)[1] % 8 == 0 is unknown: shape(x) =
 // [N, ?, 16]". For a conjunction, the first conjunct that is not true.

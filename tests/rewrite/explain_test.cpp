@@ -302,3 +302,25 @@ kernels {
   std::string why = gate.cannot_run(env, b.find("r2"));
   EXPECT_NE(why.find("input_rank = 2"), std::string::npos) << why;
 }
+
+TEST(Explain, TwoRunsMergeWithTheSecondOutcomeWinningAndContinuedNumbering) {
+  auto rec = [](const std::string& root, ExplainKind k, size_t it, size_t rw) {
+    ExplainRecord e;
+    e.graph = "main";
+    e.root = root;
+    e.kind = k;
+    e.iteration = it;
+    e.rewrite_index = rw;
+    return e;
+  };
+  std::vector<ExplainRecord> first = {rec("a", ExplainKind::Applied, 3, 2), rec("b", ExplainKind::NearMiss, 5, 0)};
+  std::vector<ExplainRecord> second = {rec("b", ExplainKind::Applied, 4, 1)};
+  auto merged = merge_explain_runs(first, second, 10, 7);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].root, "a");
+  EXPECT_EQ(merged[0].iteration, 3u);
+  EXPECT_EQ(merged[1].root, "b");
+  EXPECT_EQ(merged[1].kind, ExplainKind::Applied);
+  EXPECT_EQ(merged[1].iteration, 14u);
+  EXPECT_EQ(merged[1].rewrite_index, 8u);
+}
