@@ -1,6 +1,6 @@
 #include "engine/rewrite/provenance.h"
 
-#include <algorithm>
+#include <unordered_set>
 
 #include "engine/ir/error.h"
 #include "engine/util/json.h"
@@ -10,20 +10,21 @@ namespace fusor {
 Provenance provenance_of_rewrite(const Graph& g, const std::string& rule, const std::vector<NodeId>& matched) {
   Provenance p;
   p.rule = rule;
+  std::unordered_set<std::string> seen_replaced, seen_via;
+  auto add = [](std::vector<std::string>& list, std::unordered_set<std::string>& seen, const std::string& s) {
+    if (seen.insert(s).second) list.push_back(s);
+  };
   // Pattern order (match statements are written producers first); no graph walk, so a rewrite
-  // stays O(match size).
+  // costs O(match size + the matched nodes' own records).
   for (NodeId n : matched) {
     const Node& node = g.node(n);
     if (auto earlier = parse_provenance(node.doc_string)) {
-      for (auto& v : earlier->via)
-        if (std::find(p.via.begin(), p.via.end(), v) == p.via.end()) p.via.push_back(v);
-      if (std::find(p.via.begin(), p.via.end(), earlier->rule) == p.via.end()) p.via.push_back(earlier->rule);
-      for (auto& r : earlier->replaced)
-        if (std::find(p.replaced.begin(), p.replaced.end(), r) == p.replaced.end()) p.replaced.push_back(r);
+      for (const auto& v : earlier->via) add(p.via, seen_via, v);
+      add(p.via, seen_via, earlier->rule);
+      for (const auto& r : earlier->replaced) add(p.replaced, seen_replaced, r);
       continue;
     }
-    std::string name = node.name.empty() ? "(unnamed " + node.op.name() + ")" : node.name;
-    if (std::find(p.replaced.begin(), p.replaced.end(), name) == p.replaced.end()) p.replaced.push_back(name);
+    add(p.replaced, seen_replaced, node.name.empty() ? "(unnamed " + node.op.name() + ")" : node.name);
   }
   return p;
 }
