@@ -1,12 +1,15 @@
 // fusor rules check FILE... [--opset N]
 // fusor rules list [FILE...] [--provider P] [--level L] [--json]
+// fusor rules test FILE... [--model M.onnx]... [--require-tests] [--tolerance T] [--seed S] [--json]
 //
 // check: parses, checks and lowers the files (what `optimize --rules` would run); diagnostics on
 // stderr, exit 2 when any is an error.
 // list: the rules that run at a level for a provider (the provider's shipped files, or the FILEs
 // given), in priority order, with FILE:LINE.
+// test: runs the files' test blocks and checks the rules on --model models (cli/cmd_rules_test.h).
 #include <iostream>
 
+#include "cli/cmd_rules_test.h"
 #include "cli/command.h"
 #include "dsl/rules.h"
 #include "engine/ir/error.h"
@@ -47,7 +50,7 @@ dsl::RuleSet load_checked(const std::vector<std::string>& files, int opset, dsl:
 
 int run_rules(const Args& args) {
   const std::vector<std::string>& pos = args.positionals();
-  if (pos.empty()) throw_usage("missing action: check or list");
+  if (pos.empty()) throw_usage("missing action: check, list or test");
   const std::string& action = pos[0];
   std::vector<std::string> files(pos.begin() + 1, pos.end());
   int opset = static_cast<int>(args.get_int("opset", 0, 0, 100));
@@ -58,7 +61,13 @@ int run_rules(const Args& args) {
     std::cout << "ok: " << set.rules.size() << " rule(s) in " << set.files.size() << " file(s)\n";
     return kExitOk;
   }
-  if (action != "list") throw_usage("unknown action '" + action + "' (known: check, list)");
+  if (action == "test") {
+    if (files.empty()) throw_usage("rules test: give at least one rule file");
+    std::vector<const dsl::RuleDecl*> selected;
+    dsl::RuleSet set = load_checked(files, opset, dsl::Level::All, "", selected);
+    return run_rules_test(args, set, files);
+  }
+  if (action != "list") throw_usage("unknown action '" + action + "' (known: check, list, test)");
   std::string provider = args.get_or("provider", "cpu");
   check_provider(provider);
   OptLevel level = parse_opt_level(args.get_or("level", "all"));
@@ -94,19 +103,24 @@ int run_rules(const Args& args) {
 Command rules_command() {
   Command c;
   c.name = "rules";
-  c.summary = "check rule files, or list the rules that run at a level";
-  c.usage = "check FILE... [--opset N] | list [FILE...] [--provider P] [--level L] [--json]";
+  c.summary = "check, list or test rule files";
+  c.usage = "check FILE... [--opset N] | list [FILE...] [--provider P] [--level L] [--json] |\n"
+            "       test FILE... [--model M.onnx]... [--require-tests] [--tolerance T] [--seed S] [--json]";
   c.description =
       "check: parse, check and lower rule files; diagnostics on stderr, exit 2 on any error.\n"
       "list: the rules that run at LEVEL for provider P in priority order, with FILE:LINE (the\n"
-      "provider's shipped rule files unless FILEs are given).";
+      "provider's shipped rule files unless FILEs are given).\n"
+      "test: run the files' test blocks (each rule alone on its instantiated pattern, outputs\n"
+      "compared on random inputs) and, with --model, check every rule that fires on the model;\n"
+      "exit 4 when a test or check fails (docs/cli.md).";
   c.declare = [](ArgParser& p) {
-    p.positional("ACTION", "check or list")
+    p.positional("ACTION", "check, list or test")
         .positional("FILE", "rule files", false, true)
         .option("opset", "N", "check ops at ONNX opset N (default: the newest known)")
         .option("provider", "NAME", "list: the provider (default cpu)")
         .option("level", "LEVEL", "list: the optimization level (default all)")
-        .flag("json", "list: print a JSON array");
+        .flag("json", "list, test: print JSON");
+    add_rules_test_flags(p);
   };
   c.run = run_rules;
   return c;
