@@ -71,6 +71,7 @@ int run_bench(const Args& args) {
     v.set("warmup", warmup);
     v.set("init_ms", round_ms(s.init_ms()));
     v.set("cache", s.cache);
+    v.set("provider_nodes", json::Value(s.provider_nodes));
     v.set("median_ms", round_ms(median));
     v.set("min_ms", round_ms(sorted.front()));
     v.set("mean_ms", round_ms(mean));

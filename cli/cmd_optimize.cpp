@@ -4,6 +4,7 @@
 #include "cli/command.h"
 #include "cli/optimize_flags.h"
 #include "cli/report.h"
+#include "engine/session/partition.h"
 #include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
 #include "engine/session/model_stats.h"
@@ -41,6 +42,9 @@ int run_optimize(const Args& args) {
 
   std::string providers;
   for (const std::string& p : flags.options.providers) providers += (providers.empty() ? "" : ",") + p;
+  // Nodes per provider (partitioning, engine/session/partition.h); a cache hit skipped optimize().
+  const std::map<std::string, int64_t> provider_nodes =
+      partition_model(*model, load_provider_chain(flags.options.providers, flags.options.rules_root)).nodes_per_provider;
   if (args.has("json")) {
     json::Value v = json::Value::object();
     v.set("model", model->path);
@@ -52,6 +56,7 @@ int run_optimize(const Args& args) {
     v.set("ops_before", json::Value(ops_before));
     v.set("ops_after", json::Value(ops_after));
     v.set("rules_fired", json::Value(report.rules_fired));
+    v.set("provider_nodes", json::Value(provider_nodes));
     v.set("load_ms", round_ms(load_ms));
     v.set("optimize_ms", round_ms(optimize_ms));
     v.set("save_ms", round_ms(save_ms));
@@ -65,6 +70,9 @@ int run_optimize(const Args& args) {
       << ms_text(optimize_ms) << (loaded.cache == "hit" ? " (from the cache)" : "") << "\n";
   out << "saved     " << *out_path << " in " << ms_text(save_ms) << "\n";
   out << "nodes:    " << nodes_before << " -> " << nodes_after << "\n";
+  out << "providers:";
+  for (const auto& [p, n] : provider_nodes) out << " " << p << " " << n << " node(s)";
+  out << "\n";
   out << "rules fired:";
   if (report.rules_fired.empty()) {
     out << " none\n";

@@ -59,6 +59,7 @@ RunSession open_run_session(const Args& args, bool profile) {
   s.optimize_ms = ps.optimize_ms;
   s.plan_ms = ps.plan_ms;
   s.cache = ps.cache;
+  s.provider_nodes = ps.report.provider_nodes;
 
   std::vector<std::string> warnings;
   complete_inputs(*s.model->graph, s.inputs, in, &warnings);

@@ -6,6 +6,7 @@
 //   plus every optimization flag of `optimize` (--level, --provider, --dim, --shape) and the cache
 //   flags (--cache FILE, --no-cache, --cache-max-mb N).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct RunSession {
   int threads = 0;
   double load_ms = 0, optimize_ms = 0, plan_ms = 0;
   std::string cache = "off";  // the optimized-session cache: "hit" | "miss" | "off"
+  std::map<std::string, int64_t> provider_nodes;  // top-level nodes per provider (partitioning)
   double init_ms() const { return load_ms + optimize_ms + plan_ms; }
 };
 

@@ -14,4 +14,5 @@ void register_misc_kernels(KernelRegistry& r);     // quantization, einsum, ...
 void register_fused_kernels(KernelRegistry& r);    // the fusor domain
 void register_fast_kernels(KernelRegistry& r);     // GEMM/conv fast paths (priority > reference)
 void register_fast_pool_kernels(KernelRegistry& r);  // 2-D MaxPool/AveragePool, NCHW and NHWC
+void register_xnnpack_kernels(KernelRegistry& r);  // "xnnpack" impls (kernels/xnnpack), when built with XNNPACK
 }  // namespace fusor

@@ -109,7 +109,8 @@ void ExecPlan::build_steps(const std::vector<OpsetImport>& opsets, const ExecOpt
       const Value* val = v == kNoValue ? nullptr : &graph_.value(v);
       st.wanted.push_back(val && (!val->uses.empty() || val->is_graph_output));
     }
-    st.kernel = KernelRegistry::global().create(info, opts.kernel_impl);
+    std::string impl = opts.kernel_impl_for ? opts.kernel_impl_for(n) : std::string();
+    st.kernel = KernelRegistry::global().create(info, impl.empty() ? std::string_view(opts.kernel_impl) : impl);
     for (Graph* sg : graph_.subgraphs(id))
       st.subplans.emplace_back(sg, std::make_unique<ExecPlan>(*sg, opsets, opts, this));
     int step_index = static_cast<int>(steps_.size());

@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -32,6 +33,9 @@ namespace fusor {
 struct ExecOptions {
   int threads = 0;           // intra-op threads, counting the caller; 0 = all cores
   std::string kernel_impl;   // "" = the registry's default choice; e.g. "reference"
+  // Per node: the implementation of the provider the node is assigned to (engine/session/partition.h);
+  // "" (or no function) means kernel_impl.
+  std::function<std::string(const Node&)> kernel_impl_for;
   bool profile = false;      // record per-node times (Executor::last_profile)
 };
 

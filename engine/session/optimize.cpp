@@ -1,6 +1,8 @@
 #include "engine/session/optimize.h"
 
+#include <algorithm>
 #include <array>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -16,6 +18,8 @@
 #include "engine/session/explain_rule.h"
 #include "engine/session/provider_def.h"
 #include "engine/session/optimized_stamp.h"
+#include "engine/session/partition.h"
+#include "kernels/kernel.h"
 #include "engine/session/rule_set_hash.h"
 
 namespace fusor {
@@ -49,7 +53,18 @@ OptLevel parse_opt_level(std::string_view text) {
 }
 
 const std::vector<std::string>& known_providers() {
-  static const std::vector<std::string> providers = {"cpu"};
+  // The definitions shipped in (or put into) providers/: a user's variant is a new text file, no
+  // recompiling. cpu first, the rest by name.
+  static const std::vector<std::string> providers = [] {
+    std::vector<std::string> out = {"cpu"};
+    std::error_code ec;
+    std::vector<std::string> others;
+    for (const auto& e : std::filesystem::directory_iterator(shipped_rules_root() + "/providers", ec))
+      if (e.path().extension() == ".provider" && e.path().stem() != "cpu") others.push_back(e.path().stem().string());
+    std::sort(others.begin(), others.end());
+    out.insert(out.end(), others.begin(), others.end());
+    return out;
+  }();
   return providers;
 }
 
@@ -114,7 +129,7 @@ RewriteReport run_rewrites_by_level(Model& model, const std::vector<Rule>& rules
   RewriteReport rep = run_rewrites(model, rules, ro);
   for (const auto& [name, n] : first.rules_fired) rep.rules_fired[name] += n;
   rep.trace.insert(rep.trace.begin(), first.trace.begin(), first.trace.end());
-  rep.explain.insert(rep.explain.begin(), first.explain.begin(), first.explain.end());
+  rep.explain = merge_explain_runs(std::move(first.explain), std::move(rep.explain), first.nodes_visited, first.rewrites);
   rep.skipped += first.skipped;
   rep.nodes_visited += first.nodes_visited;
   rep.match_attempts += first.match_attempts;
@@ -123,6 +138,21 @@ RewriteReport run_rewrites_by_level(Model& model, const std::vector<Rule>& rules
 }
 
 }  // namespace
+
+// For the gate, a provider that declares its kernels also "runs" every ONNX op cpu has a kernel
+// for: cpu is always the last fallback, so a rewrite that produces an ONNX op (the layout rules'
+// Transposes, a fold's Reshape) is never skipped; fusor-domain ops, which target a provider's
+// kernels, still need the provider's own declaration (xnnpack: NhwcConv with a clamp only).
+static void declare_cpu_fallback_ops(dsl::ProviderDef& def) {
+  if (def.kernels.empty()) return;
+  for (OpType op : KernelRegistry::global().ops()) {
+    if (!op.domain().empty() || !def.kernels_for("", op.name()).empty()) continue;
+    dsl::KernelDecl d;
+    d.loc = def.kernels.front().loc;
+    d.op.name = op.name();
+    def.kernels.push_back(std::move(d));
+  }
+}
 
 std::vector<Rule> load_optimize_rules(const OptimizeOptions& options) {
   std::vector<std::string> files;
@@ -163,6 +193,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   ro.explain_rule = options.explain_rule;
   // The first provider's kernel declarations gate rewrites (its rules are the ones that run).
   std::unique_ptr<dsl::ProviderDef> provider = load_provider_def(options.providers.front(), options.rules_root);
+  declare_cpu_fallback_ops(*provider);
   KernelGate gate(*provider);
   ro.gate = &gate;
   RewriteReport rep = run_rewrites_by_level(model, rules, ro);
@@ -172,6 +203,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   for (const TraceRecord& t : rep.trace) report.trace.push_back(t.str());
   report.rule_set_hash = rule_set_hash(options);
   stamp_optimized(model, options, report.rule_set_hash);
+  report.provider_nodes = partition_model(model, load_provider_chain(options.providers, options.rules_root)).nodes_per_provider;
   FUSOR_LOG(Info) << "level '" << opt_level_name(options.level) << "': " << rules.size() << " rules, "
                   << rep.rewrites << " rewrites (" << stop_reason_name(rep.stop) << ")";
   return report;

@@ -58,6 +58,9 @@ struct OptimizeReport {
   int skipped = 0;
   // rule_set_hash(options) of this run ("" at level disabled).
   std::string rule_set_hash;
+  // Top-level nodes each provider of the chain runs after optimization (engine/session/partition.h);
+  // empty at level disabled.
+  std::map<std::string, int64_t> provider_nodes;
 };
 
 // The directory holding the shipped `providers/` and `rules/` folders: $FUSOR_RULES_DIR, else the

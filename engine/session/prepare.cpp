@@ -1,6 +1,7 @@
 #include "engine/session/prepare.h"
 
 #include "engine/session/optimize_cached.h"
+#include "engine/session/partition.h"
 
 #include "engine/util/log.h"
 #include "engine/util/stopwatch.h"
@@ -31,7 +32,13 @@ PreparedSession prepare_session(const ModelSource& source, const PrepareOptions&
   }
 
   clock.reset();
-  s.executor = std::make_unique<Executor>(*s.model, options.exec);
+  // Each node runs on the first provider of the list that can run it (cpu last); a cache hit
+  // skipped optimize(), so the partition is computed here for both.
+  Partition part = partition_model(*s.model, load_provider_chain(options.optimize.providers, options.optimize.rules_root));
+  s.report.provider_nodes = part.nodes_per_provider;
+  ExecOptions exec = options.exec;
+  exec.kernel_impl_for = [part = std::make_shared<Partition>(std::move(part))](const Node& n) { return part->kernel_impl(n); };
+  s.executor = std::make_unique<Executor>(*s.model, exec);
   s.plan_ms = clock.ms();
   return s;
 }
