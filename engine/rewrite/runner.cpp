@@ -36,6 +36,28 @@ struct LimitHit {
   std::string message;
 };
 
+// Nodes on the longest path from the pattern's root down its inputs (1 for a single node).
+int pattern_depth(const Pattern& p) {
+  std::vector<int> depth(p.nodes.size(), 0);
+  // Pattern nodes feed the root through inputs; a node's depth is one more than its consumer's.
+  std::vector<int> stack = {p.root};
+  depth[p.root] = 1;
+  int deepest = 1;
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    for (const PInput& in : p.nodes[n].inputs) {
+      if (in.kind != PInput::Kind::Var && in.kind != PInput::Kind::Tail) continue;
+      int q = p.vars[in.var].producer;
+      if (q < 0 || depth[q] >= depth[n] + 1 || depth[n] + 1 > static_cast<int>(p.nodes.size())) continue;
+      depth[q] = depth[n] + 1;
+      deepest = std::max(deepest, depth[q]);
+      stack.push_back(q);
+    }
+  }
+  return deepest;
+}
+
 class Runner {
  public:
   Runner(const std::vector<Rule>& rules, const RewriteOptions& opts, int64_t opset, RewriteReport& rep)
@@ -58,6 +80,7 @@ class Runner {
         if (std::find(list.begin(), list.end(), static_cast<int>(c)) == list.end()) list.push_back(static_cast<int>(c));
       }
     }
+    for (const CompiledRule& cr : compiled_) reach_ = std::max(reach_, pattern_depth(cr.rule->pattern) - 1);
     for (auto& list : by_op_)
       std::sort(list.begin(), list.end(), [&](int a, int b) {
         const Rule& ra = *compiled_[a].rule;
@@ -89,8 +112,29 @@ class Runner {
       queued[n] = 1;
       queue.push_back(n);
     };
+    // A change at n (a new node, an input that became constant) can complete a match rooted up
+    // to reach_ nodes downstream of n (a constant weight two ops below an Add root), and that
+    // root may have been visited already: re-queue n, and its consumers to that depth that are
+    // the root op of some rule (nothing else changed for them).
+    std::vector<NodeId> frontier, next;
     auto push_all = [&](const std::vector<NodeId>& ns) {
-      for (NodeId n : ns) push(n);
+      for (NodeId n : ns) {
+        push(n);
+        frontier.assign(1, n);
+        for (int level = 0; level < reach_ && !frontier.empty(); ++level) {
+          next.clear();
+          for (NodeId f : frontier) {
+            if (f >= g.node_capacity() || !g.node(f).alive) continue;
+            for (ValueId o : g.node(f).outputs)
+              if (o != kNoValue)
+                for (const Use& u : g.value(o).uses) {
+                  if (is_root_op(g.node(u.node).op)) push(u.node);
+                  next.push_back(u.node);
+                }
+          }
+          frontier.swap(next);
+        }
+      }
     };
     if (!disabled_.count(kInitializerDedup)) {
       std::vector<NodeId> touched;
@@ -138,6 +182,8 @@ class Runner {
   }
 
  private:
+  bool is_root_op(OpType op) const { return op.id() < by_op_.size() && !by_op_[op.id()].empty(); }
+
   template <typename Push>
   void try_rules(Graph& g, MatchEnv& env, RewriteState& state, InitializerDedup& dedup, NodeId n, Push& push_all) {
     OpType op = g.node(n).op;
@@ -323,6 +369,7 @@ class Runner {
   std::vector<int> miss_progress_;               // per rep_.explain entry: its near miss's progress
   std::deque<std::pair<std::string, int>> recent_;
   size_t max_rewrites_ = 0;
+  int reach_ = 0;  // the deepest pattern's node count from its root to a leaf node, minus one
 };
 
 size_t count_nodes(const Graph& g) {

@@ -86,6 +86,37 @@ const OpType kFusedMatMul(kFusorDomain, "FusedMatMul");
 
 }  // namespace
 
+// PaddlePaddle's Conv, Mul by a [1] scale, Add of a [1] shift: one Conv at basic.
+TEST(ConvFolds, PaddleAffineAfterConvFoldsIntoTheConv) {
+  auto r = rewrite_and_compare([](GB& b) {
+    ValueId x = b.input("x", {1, 4, 9, 9});
+    ValueId c = b.node("Conv", {x, b.init("w", filled({4, 1, 3, 3}, -0.8f, 0.1f)), b.vec("b", {0.1f, -0.2f, 0.3f, 0.f})},
+                       "conv", {Attribute::make_int("group", 4), ints("pads", {1, 1, 1, 1})});
+    ValueId m = b.node("Mul", {b.vec("s", {0.94f}), c}, "mul");  // constant first: the matcher commutes
+    b.output(b.node("Add", {m, b.vec("t", {0.5f})}, "add"));
+  }, dsl::Level::Basic, {{"x", {1, 4, 9, 9}}});
+  EXPECT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
+  EXPECT_EQ(r->graph.count("Conv"), 1);
+  EXPECT_LT(r->max_diff, 1e-5);
+}
+
+// BatchNormalization after a Conv without bias, and a per-channel Mul after that.
+TEST(ConvFolds, BatchNormThenPerChannelScaleFold) {
+  auto r = rewrite_and_compare([](GB& b) {
+    ValueId x = b.input("x", {2, 3, 6, 6});
+    ValueId c = b.node("Conv", {x, b.init("w", filled({5, 3, 3, 3}, -1.f, 0.13f))}, "conv");
+    ValueId n = b.node("BatchNormalization",
+                       {c, b.vec("sc", {1.f, 2.f, .5f, 1.5f, .7f}), b.vec("sh", {0.f, .1f, .2f, .3f, .4f}),
+                        b.vec("mu", {.1f, -.1f, 0.f, .2f, .3f}), b.vec("var", {1.f, .5f, 2.f, .25f, 1.f})},
+                       "bn", {Attribute::make_float("epsilon", 1e-3f)});
+    b.output(b.node("Mul", {n, b.init("k", filled({1, 5, 1, 1}, 0.5f, 0.25f))}, "mul"));
+  }, dsl::Level::Basic, {{"x", {2, 3, 6, 6}}});
+  EXPECT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
+  EXPECT_EQ(r->report.rules_fired["conv_bn_fold"], 1);
+  EXPECT_EQ(r->report.rules_fired["conv_mul_scale"], 1);
+  EXPECT_LT(r->max_diff, 1e-4);
+}
+
 // A constant that varies along the width is not a per-channel bias: the Add stays.
 TEST(ConvFolds, ConstantAlongAnotherAxisIsNotFolded) {
   auto r = rewrite_and_compare([](GB& b) {
