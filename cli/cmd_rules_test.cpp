@@ -49,7 +49,7 @@ std::string test_line(const TestResult& r) {
     case Outcome::Mismatch:
       line += (r.diff.problem.empty() ? diff_text(r.diff, r.tolerance) + ": " : std::string()) + r.message;
       break;
-    case Outcome::NotFired: line += "did not fire: " + r.message; break;
+    case Outcome::NotFired: line += r.message; break;
     case Outcome::Error: line += r.message; break;
     case Outcome::NoTest: line += r.message; break;
   }

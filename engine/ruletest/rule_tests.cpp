@@ -1,5 +1,7 @@
 #include "engine/ruletest/rule_tests.h"
 
+#include <algorithm>
+
 #include "engine/ir/error.h"
 #include "engine/ruletest/apply.h"
 #include "engine/ruletest/instantiate.h"
@@ -23,12 +25,17 @@ namespace {
 std::string loc_str(const dsl::SourceLoc& l) { return l.file + ":" + std::to_string(l.line); }
 
 // Why the rule did not fire, from the runner's explain records.
+// Each distinct reason once (a root tried several times, or per pattern body, repeats them).
 std::string near_miss(const RewriteReport& rep) {
+  std::vector<std::string> seen;
   std::string s;
   for (const ExplainRecord& e : rep.explain) {
     if (e.reason.empty()) continue;
-    s += (s.empty() ? "" : "; ") + std::string("at node '") + e.root + "' (" + e.op + "): " +
-         (e.matched ? "matched, but the rewrite was refused: " : "") + e.reason;
+    std::string r = e.matched ? "matched at node '" + e.root + "' (" + e.op + "), but the rewrite was refused: " + e.reason
+                              : e.reason;
+    if (std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
+    seen.push_back(r);
+    s += (s.empty() ? "" : "; ") + r;
   }
   return s.empty() ? "no node with the rule's root op was tried" : s;
 }
@@ -70,7 +77,7 @@ TestResult run_test(const dsl::RuleDecl& rule, const dsl::TestBlock& test, int o
   auto it = rep.rules_fired.find(rule.name);
   r.fired = it == rep.rules_fired.end() ? 0 : it->second;
   if (rep.stop != StopReason::Saturated) return fail(r, Outcome::Error, "rewriting did not finish: " + rep.stop_message);
-  if (r.fired == 0) return fail(r, Outcome::NotFired, "the rule did not fire on its test graph: " + near_miss(rep));
+  if (r.fired == 0) return fail(r, Outcome::NotFired, "did not fire: " + near_miss(rep));
   try {
     RandomRange range;  // [-1, 1), integers [0, 3]
     NamedTensors in = random_inputs(*before->graph, opts.seed, range, nullptr);
