@@ -23,9 +23,9 @@ namespace fusor::cli {
 
 namespace {
 
-// Nodes of the main graph a rule made (their doc_string carries provenance), in graph order.
-json::Value fused_nodes_json(const Graph& g) {
-  json::Value list = json::Value::array();
+// Nodes a rule made (their doc_string carries provenance), in graph order, each graph's nodes
+// before those of the subgraphs its nodes hold; `depth` 0 is the main graph.
+void collect_fused(const Graph& g, int depth, json::Value& list) {
   for (NodeId id = g.first(); id != kNoNode; id = g.next(id)) {
     const Node& n = g.node(id);
     auto p = parse_provenance(n.doc_string);
@@ -40,8 +40,16 @@ json::Value fused_nodes_json(const Graph& g) {
     json::Value via = json::Value::array();
     for (const auto& r : p->via) via.push_back(r);
     v.set("via", std::move(via));
+    v.set("depth", depth);
     list.push_back(std::move(v));
   }
+  for (NodeId id = g.first(); id != kNoNode; id = g.next(id))
+    for (const Graph* sub : g.subgraphs(id)) collect_fused(*sub, depth + 1, list);
+}
+
+json::Value fused_nodes_json(const Graph& g) {
+  json::Value list = json::Value::array();
+  collect_fused(g, 0, list);
   return list;
 }
 

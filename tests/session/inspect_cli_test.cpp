@@ -39,6 +39,7 @@ TEST_F(InspectCli, JsonListsFusedNodesWithRuleAndOriginals) {
     EXPECT_EQ(f["rule"].as_string(), "test_conv_relu");
     ASSERT_EQ(f["replaced"].size(), 2u);
     EXPECT_NE(f["replaced"][0].as_string().find("/Conv"), std::string::npos);
+    EXPECT_EQ(f["depth"].as_int(), 0);
   }
   // The original model: no stamp, no fused nodes.
   auto o = run_fusor({"inspect", squeezenet(), "--json"});
