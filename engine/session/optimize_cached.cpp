@@ -193,10 +193,18 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   OptimizedModel r = load_and_optimize(source, overrides, options);
   clock.reset();
   try {
-    cache::SessionFacts facts{r.report.rules_fired, r.nodes_before, r.ops_before};
-    cache::Encoded e = cache::encode_entry(*r.model, facts);
-    cache::EntryMeta meta{display_name(source), joined(options.providers, ","), opt_level_name(options.level)};
-    store->put(*key, meta, e.info, e.payload, cache_opts.max_bytes > 0 ? cache_opts.max_bytes : cache::default_max_bytes());
+    const int64_t bound = cache_opts.max_bytes > 0 ? cache_opts.max_bytes : cache::default_max_bytes();
+    // Weights alone over the bound (or protobuf's 2 GB limit): not worth serializing to find out.
+    constexpr int64_t kProtoLimit = (int64_t{1} << 31) - (int64_t{64} << 20);
+    const int64_t weights = model_stats(*r.model).initializer_bytes;
+    if (weights >= bound || weights >= kProtoLimit) {
+      FUSOR_LOG(Info) << "cache: " << weights << " bytes of weights exceed the bound; not stored";
+    } else {
+      cache::SessionFacts facts{r.report.rules_fired, r.nodes_before, r.ops_before};
+      cache::Encoded e = cache::encode_entry(*r.model, facts);
+      cache::EntryMeta meta{display_name(source), joined(options.providers, ","), opt_level_name(options.level)};
+      store->put(*key, meta, e.info, e.payload, bound);
+    }
   } catch (const Error& e) {
     FUSOR_LOG(Warn) << "cache " << path << ": the optimized model was not stored: " << e.what();
   }
