@@ -55,17 +55,20 @@ struct Session::Impl {
     auto fail = [&](const std::string& why) { throw_api(ErrorCode::InvalidArgument, "input '" + v.name + "': " + why); };
     if (t.empty() || element_size(t.element_type()) == 0) fail("empty tensor");
     if (!v.type.is_tensor()) fail("is not a tensor input (" + onnx_type_name_of(v) + ")");
+    // The texts of the executor's own input check, so the API and `fusor run` say the same.
     DataType want = v.type.elem;
+    Shape shape(t.shape().begin(), t.shape().end());
     if (want != DataType::Undefined && want != to_dtype(t.element_type()))
-      fail(std::string("expected tensor(") + dtype_name(want) + "), got tensor(" + element_type_name(t.element_type()) + ")");
+      fail("expected " + tensor_type_name(want) + " (" + v.type.str() + "), got " +
+           tensor_type_name(to_dtype(t.element_type())) + " of shape " + shape_str(shape));
     if (!v.type.has_shape) return;
     const auto& dims = v.type.dims;
     if (dims.size() != t.shape().size())
-      fail("expected rank " + std::to_string(dims.size()) + " (" + v.type.str() + "), got rank " +
-           std::to_string(t.shape().size()));
+      fail("expected rank " + std::to_string(dims.size()) + " (" + v.type.str() + "), got shape " + shape_str(shape) +
+           " (rank " + std::to_string(t.shape().size()) + ")");
     for (size_t i = 0; i < dims.size(); ++i)
       if (dims[i].is_known() && dims[i].value != t.shape()[i])
-        fail("dimension " + std::to_string(i) + " is " + std::to_string(t.shape()[i]) + ", the model declares " +
+        fail("dimension " + std::to_string(i) + " is " + std::to_string(t.shape()[i]) + " but the model declares " +
              v.type.str());
   }
 
@@ -94,7 +97,7 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Session::Session(const std::string& path, const SessionOptions& options) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw_api(ErrorCode::NoSuchFile, path + ": no such file");
+  if (!std::filesystem::exists(path, ec)) throw_api(ErrorCode::NoSuchFile, path + ": cannot open: No such file or directory");  // as the CLI
   impl_ = std::make_unique<Impl>(ModelSource::file(path), options);
 }
 
