@@ -1,6 +1,6 @@
 // fusor rules check FILE... [--opset N]
 // fusor rules list [FILE...] [--provider P] [--level L] [--json]
-// fusor rules test FILE... [--model M.onnx]... [--require-tests] [--tolerance T] [--seed S] [--json]
+// fusor rules test FILE... [--model M.onnx]... [--rule NAME]... [--require-tests] [--tolerance T] [--seed S] [--json]
 //
 // check: parses, checks and lowers the files (what `optimize --rules` would run); diagnostics on
 // stderr, exit 2 when any is an error.
@@ -105,7 +105,8 @@ Command rules_command() {
   c.name = "rules";
   c.summary = "check, list or test rule files";
   c.usage = "check FILE... [--opset N] | list [FILE...] [--provider P] [--level L] [--json] |\n"
-            "       test FILE... [--model M.onnx]... [--require-tests] [--tolerance T] [--seed S] [--json]";
+            "       test FILE... [--model M.onnx]... [--rule NAME]... [--require-tests] [--tolerance T] [--seed S]\n"
+            "            [--json]";
   c.description =
       "check: parse, check and lower rule files; diagnostics on stderr, exit 2 on any error.\n"
       "list: the rules that run at LEVEL for provider P in priority order, with FILE:LINE (the\n"

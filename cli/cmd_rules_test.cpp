@@ -134,7 +134,8 @@ void add_rules_test_flags(ArgParser& p) {
       .option("model", "M.onnx", "test: also check the rules on this model (repeatable)", true)
       .option("tolerance", "T", "test: the largest allowed difference for tests that set none (default 1e-4)")
       .option("seed", "S", "test: seed of the random inputs and constants (default 0)")
-      .flag("require-tests", "test: a rule without a test block is a failure");
+      .flag("require-tests", "test: a rule without a test block is a failure")
+      .option("rule", "NAME", "test: only this rule's tests and model checks (repeatable)", true);
   add_shape_flags(p);
 }
 
@@ -143,6 +144,10 @@ int run_rules_test(const Args& args, const dsl::RuleSet& set, const std::vector<
   opts.tolerance = parse_tolerance(args);
   opts.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0));
   opts.require_tests = args.has("require-tests");
+  for (const std::string& name : args.all("rule")) {
+    if (!set.find_rule(name)) throw_usage("--rule: no rule named '" + name + "' in the rule files");
+    opts.only.push_back(name);
+  }
   ShapeOverrides overrides = parse_shape_flags(args);
   std::vector<std::string> models = args.all("model");
 

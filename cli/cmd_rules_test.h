@@ -1,4 +1,4 @@
-// fusor rules test FILE... [--model M.onnx]... [--require-tests] [--tolerance T] [--seed S] [--json]
+// fusor rules test FILE... [--model M.onnx]... [--rule NAME]... [--require-tests] [--tolerance T] [--seed S] [--json]
 // (the `test` action of cli/cmd_rules.cpp; the work is engine/ruletest).
 #pragma once
 #include <string>

@@ -73,7 +73,7 @@ ModelCheck check_model(const std::string& path, const ShapeOverrides& overrides,
 
   // Each rule that fired.
   for (const dsl::RuleDecl* r : set.rules) {
-    if (mc.fired[r->name] == 0) continue;
+    if (mc.fired[r->name] == 0 || !opts.selected(r->name)) continue;
     RuleCheck c;
     c.rule = r->name;
     c.location = r->loc.file + ":" + std::to_string(r->loc.line);

@@ -3,7 +3,7 @@
 // 1. The whole set (every rule of the files, any level or provider, with all built-in passes,
 //    as optimize runs them) is applied; how often each rule fired is recorded, and the result's
 //    outputs are compared with the model's as loaded.
-// 2. Each rule that fired is checked on its own: the model rewritten by that rule alone (with
+// 2. Each rule that fired (of TestOptions::only, when given) is checked on its own: the model rewritten by that rule alone (with
 //    constant_folding and dead_code) against the model as loaded ("alone"). A rule that only
 //    fires after other rules made room for it is checked in context instead: the whole set
 //    with it against the whole set without it ("in_context").

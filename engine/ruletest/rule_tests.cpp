@@ -20,6 +20,10 @@ const char* outcome_name(Outcome o) {
   return "?";
 }
 
+bool TestOptions::selected(const std::string& rule) const {
+  return only.empty() || std::find(only.begin(), only.end(), rule) != only.end();
+}
+
 namespace {
 
 std::string loc_str(const dsl::SourceLoc& l) { return l.file + ":" + std::to_string(l.line); }
@@ -96,6 +100,7 @@ TestResult run_test(const dsl::RuleDecl& rule, const dsl::TestBlock& test, int o
 std::vector<TestResult> run_tests(const dsl::RuleSet& set, const TestOptions& opts) {
   std::vector<TestResult> out;
   for (const dsl::RuleDecl* rule : set.rules) {
+    if (!opts.selected(rule->name)) continue;
     if (rule->tests.empty()) {
       TestResult r;
       r.rule = rule->name;

@@ -33,6 +33,8 @@ struct TestOptions {
   double tolerance = kDefaultTolerance;  // for tests that set none
   uint64_t seed = 0;
   bool require_tests = false;            // a rule without a test block fails
+  std::vector<std::string> only;         // test (and check on models) only these rules; empty: all
+  bool selected(const std::string& rule) const;
 };
 
 struct TestResult {

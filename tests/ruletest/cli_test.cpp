@@ -137,6 +137,16 @@ rule untested
   EXPECT_NE(r.out.find("FAIL  untested  -  " + rules + ":6  the rule has no test block"), std::string::npos) << r.out;
 }
 
+TEST(RulesTestCli, RuleFlagSelectsTests) {
+  Temp t;
+  std::string rules = t.write("a.rules", kRules);
+  CliRun r = run_fusor(t, {"rules", "test", rules, "--rule", "identity_gone"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("add_one_dropped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 test(s): 1 passed, 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(run_fusor(t, {"rules", "test", rules, "--rule", "no_such_rule"}).code, 1);
+}
+
 TEST(RulesTestCli, BadRulesExit2AndBadFlagsExit1) {
   Temp t;
   std::string bad = t.write("bad.rules", "fusor-rules 1\nrule r\n  match { y = NoSuchOp(x) }\n  rewrite { y = x }\n");
