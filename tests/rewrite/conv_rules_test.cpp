@@ -128,6 +128,23 @@ TEST(ConvFolds, ConstantAlongAnotherAxisIsNotFolded) {
   EXPECT_EQ(r->max_diff, 0.0);
 }
 
+// A scalar affine map in front of a Conv folds into it only when the Conv has no padding.
+TEST(ConvFolds, InputAffineFoldsIntoAnUnpaddedConvOnly) {
+  static int64_t conv_pad;  // read by the capture-less builder
+  for (int64_t pad : {0, 1}) {
+    conv_pad = pad;
+    auto r = rewrite_and_compare([](GB& b) {
+      ValueId x = b.input("x", {1, 3, 6, 6});
+      ValueId m = b.node("Mul", {x, b.vec("s", {0.48f})}, "mul");
+      ValueId a = b.node("Add", {b.vec("t", {-0.3f}), m}, "add");
+      b.output(b.node("Conv", {a, b.init("w", filled({5, 3, 3, 3}, -0.5f, 0.07f)), b.vec("b", {.1f, .2f, .3f, .4f, .5f})},
+                      "conv", {ints("pads", std::vector<int64_t>(4, conv_pad))}));
+    }, dsl::Level::Basic, {{"x", {1, 3, 6, 6}}});
+    EXPECT_EQ(r->graph.g.num_nodes(), pad == 0 ? 1u : 3u) << "pads " << pad << ": " << r->graph.dump();
+    EXPECT_LT(r->max_diff, 1e-5) << "pads " << pad;
+  }
+}
+
 // A ResNet basic block's tail: Conv, residual Add, Relu, into one FusedConv with Z and Relu.
 TEST(ConvFusions, ResidualAddAndReluFuseIntoOneConv) {
   auto r = rewrite_and_compare([](GB& b) {
