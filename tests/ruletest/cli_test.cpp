@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/onnx/onnx_io.h"
+#include "chain_model.h"
 #include "engine/util/json.h"
 
 using namespace fusor;
@@ -72,24 +72,9 @@ rule add_one_dropped
   test wrong { x: float[2, 8] }
 )";
 
-// x -> Identity -> Add(1.0) -> Relu -> y
 std::string model(const Temp& t) {
-  Model m;
-  m.opsets = {{"", 17}};
-  Graph& g = *m.graph;
-  g.name = "g";
-  ValueId x = g.add_value("x", ValueType::tensor(DataType::Float, {2, 8}));
-  g.add_input(x);
-  ValueId one = g.add_initializer("one", Tensor::scalar<float>(1.0f));
-  auto node = [&](const char* op, std::vector<ValueId> in, const std::string& out) {
-    ValueId v = g.add_value(out, ValueType::tensor(DataType::Float, {2, 8}));
-    g.add_node(OpType::onnx(op), std::move(in), {v}, {}, out + "_node");
-    return v;
-  };
-  ValueId y = node("Relu", {node("Add", {node("Identity", {x}, "a"), one}, "b")}, "y");
-  g.add_output(y);
   std::string p = t.path("m.onnx");
-  save_model(m, p);
+  test::save_chain_model(p, {"Identity", "Add", "Relu"});
   return p;
 }
 

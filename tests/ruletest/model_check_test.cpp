@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "dsl/rules.h"
-#include "engine/onnx/onnx_io.h"
+#include "chain_model.h"
 #include "engine/ruletest/model_check.h"
 
 using namespace fusor;
@@ -21,29 +21,9 @@ dsl::RuleSet load(const std::string& text) {
   return set;
 }
 
-// x[2, 8] -> Identity -> Relu -> Identity -> Relu -> Add(1.0) -> Sigmoid -> y
 std::string small_model() {
-  Model m;
-  m.opsets = {{"", 17}};
-  Graph& g = *m.graph;
-  g.name = "small";
-  ValueId x = g.add_value("x", ValueType::tensor(DataType::Float, {2, 8}));
-  g.add_input(x);
-  ValueId one = g.add_initializer("one", Tensor::scalar<float>(1.0f));
-  auto node = [&](const char* op, std::vector<ValueId> in, const std::string& out) {
-    ValueId v = g.add_value(out, ValueType::tensor(DataType::Float, {2, 8}));
-    g.add_node(OpType::onnx(op), std::move(in), {v}, {}, out + "_node");
-    return v;
-  };
-  ValueId a = node("Identity", {x}, "a");
-  ValueId b = node("Relu", {a}, "b");
-  ValueId c = node("Identity", {b}, "c");
-  ValueId d = node("Relu", {c}, "d");
-  ValueId e = node("Add", {d, one}, "e");
-  ValueId y = node("Sigmoid", {e}, "y");
-  g.add_output(y);
   std::string path = std::filesystem::temp_directory_path() / ("fusor_ruletest_" + std::to_string(getpid()) + ".onnx");
-  save_model(m, path);
+  test::save_chain_model(path, {"Identity", "Relu", "Identity", "Relu", "Add", "Sigmoid"});
   return path;
 }
 
