@@ -19,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <vector>
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
@@ -30,7 +31,8 @@
 namespace fusor::fused {
 namespace {
 
-// Query rows per task, keys per online-softmax step (a tile x block score buffer of 32 KB).
+// Query rows per task, keys per online-softmax step (a tile x block score buffer of 32 KB). 128 x 256
+// measured no better on this (shared, noisy) machine.
 constexpr int64_t kQueryTile = 64;
 constexpr int64_t kKeyBlock = 128;
 // Work below which a chunk of tasks is not split further across threads.
@@ -108,22 +110,38 @@ class RefAttention : public Kernel {
   InnerOp matmul_, mul_, add_, where_, softmax_;
 };
 
-// Memory for the GEMM core's packing inside a task, one buffer per thread (GemmRun::scratch is
-// called once per gemm() call, and a task's calls run one after the other on its thread).
-void* thread_scratch(size_t bytes) {
-  struct Buffer {
+// Memory for the GEMM core inside a task. One gemm() call may ask several times (a large M packs
+// B whole, then takes its workspace) and needs distinct blocks; the blocks stay with the thread
+// and the next call reuses them (reset() before each call).
+class ThreadScratch {
+ public:
+  ~ThreadScratch() {
+    for (Block& b : blocks_) ::operator delete[](b.p, std::align_val_t(64));
+  }
+  void reset() { next_ = 0; }
+  void* get(size_t bytes) {
+    if (next_ == blocks_.size()) blocks_.push_back({});
+    Block& b = blocks_[next_++];
+    if (b.bytes < bytes) {
+      ::operator delete[](b.p, std::align_val_t(64));
+      b.bytes = (bytes + 4095) / 4096 * 4096;
+      b.p = new (std::align_val_t(64)) float[b.bytes / sizeof(float)];
+    }
+    return b.p;
+  }
+  static ThreadScratch& mine() {
+    thread_local ThreadScratch s;
+    return s;
+  }
+
+ private:
+  struct Block {
     float* p = nullptr;
     size_t bytes = 0;
-    ~Buffer() { ::operator delete[](p, std::align_val_t(64)); }
   };
-  thread_local Buffer buf;
-  if (bytes > buf.bytes) {
-    ::operator delete[](buf.p, std::align_val_t(64));
-    buf.bytes = (bytes + 4095) / 4096 * 4096;
-    buf.p = new (std::align_val_t(64)) float[buf.bytes / sizeof(float)];
-  }
-  return buf.p;
-}
+  std::vector<Block> blocks_;
+  size_t next_ = 0;
+};
 
 class FastAttention : public FastFusedKernel {
  public:
@@ -206,7 +224,7 @@ class FastAttention : public FastFusedKernel {
     const Isa isa = active_isa();
     const attn::RowOps& ops = attn::row_ops(isa);
     GemmRun run;
-    run.scratch = thread_scratch;
+    run.scratch = [](size_t bytes) { return ThreadScratch::mine().get(bytes); };
     run.isa = isa;
 
     ctx.threads().parallel_for(tasks, [&](int64_t t0, int64_t t1) {
@@ -230,6 +248,7 @@ class FastAttention : public FastFusedKernel {
           const MatrixRef kref = tk ? MatrixRef{kbase + j0, s.lk, false} : MatrixRef{kbase + j0 * s.d, s.d, true};
           Epilogue ep;
           ep.scale = scale;
+          ThreadScratch::mine().reset();
           gemm(tq, jn, s.d, MatrixRef{qb, s.d, false}, kref, sc, kb, ep, run);
           for (int64_t r = 0; r < tq; ++r) {
             float* row = sc + r * kb;
@@ -253,6 +272,7 @@ class FastAttention : public FastFusedKernel {
           Epilogue acc;
           acc.residual = yb;
           acc.residual_ld = s.dv;
+          ThreadScratch::mine().reset();
           gemm(tq, s.dv, jn, MatrixRef{sc, kb, false}, MatrixRef{vb + j0 * s.dv, s.dv, false}, yb, s.dv, acc, run);
         }
         for (int64_t r = 0; r < tq; ++r)  // a row that saw no key (fully masked) stays 0
