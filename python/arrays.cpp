@@ -6,22 +6,22 @@ namespace fusor::py {
 
 namespace {
 
-// numpy's type characters for each element type ('' where numpy has none).
-const char* numpy_char(ElementType t) {
+// numpy's dtype for each element type; false where numpy has none (bfloat16, strings).
+bool numpy_dtype(ElementType t, pyb::dtype& out) {
   switch (t) {
-    case ElementType::Float: return "f4";
-    case ElementType::Double: return "f8";
-    case ElementType::Float16: return "f2";
-    case ElementType::Int8: return "i1";
-    case ElementType::Int16: return "i2";
-    case ElementType::Int32: return "i4";
-    case ElementType::Int64: return "i8";
-    case ElementType::UInt8: return "u1";
-    case ElementType::UInt16: return "u2";
-    case ElementType::UInt32: return "u4";
-    case ElementType::UInt64: return "u8";
-    case ElementType::Bool: return "?";
-    default: return "";
+    case ElementType::Float: out = pyb::dtype::of<float>(); return true;
+    case ElementType::Double: out = pyb::dtype::of<double>(); return true;
+    case ElementType::Float16: out = pyb::dtype("f2"); return true;
+    case ElementType::Int8: out = pyb::dtype::of<int8_t>(); return true;
+    case ElementType::Int16: out = pyb::dtype::of<int16_t>(); return true;
+    case ElementType::Int32: out = pyb::dtype::of<int32_t>(); return true;
+    case ElementType::Int64: out = pyb::dtype::of<int64_t>(); return true;
+    case ElementType::UInt8: out = pyb::dtype::of<uint8_t>(); return true;
+    case ElementType::UInt16: out = pyb::dtype::of<uint16_t>(); return true;
+    case ElementType::UInt32: out = pyb::dtype::of<uint32_t>(); return true;
+    case ElementType::UInt64: out = pyb::dtype::of<uint64_t>(); return true;
+    case ElementType::Bool: out = pyb::dtype::of<bool>(); return true;
+    default: return false;
   }
 }
 
@@ -49,9 +49,9 @@ bool element_type_of(const pyb::dtype& dt, ElementType& out) {
 }  // namespace
 
 HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::array& keep) {
-  pyb::module_ np = pyb::module_::import("numpy");
+  auto numpy = [](const char* fn) { return pyb::module_::import("numpy").attr(fn); };
   pyb::array arr = pyb::isinstance<pyb::array>(value) ? pyb::reinterpret_borrow<pyb::array>(value)
-                                                       : pyb::array(np.attr("asarray")(value));
+                                                       : pyb::array(numpy("asarray")(value));
   ElementType type;
   if (!element_type_of(arr.dtype(), type))
     raise(ErrorCode::InvalidArgument,
@@ -61,7 +61,7 @@ HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::
   bool borrowable = native && (arr.flags() & pyb::array::c_style) && (arr.flags() & pyb::detail::npy_api::NPY_ARRAY_ALIGNED_);
   if (!borrowable) {
     pyb::object dt = native ? pyb::object(arr.dtype()) : arr.dtype().attr("newbyteorder")("=");
-    arr = pyb::array(np.attr("ascontiguousarray")(arr, dt));
+    arr = pyb::array(numpy("ascontiguousarray")(arr, dt));
   }
   keep = arr;
   std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
@@ -69,14 +69,14 @@ HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::
 }
 
 pyb::array output_array(HostTensor&& t) {
-  const char* c = numpy_char(t.element_type());
-  if (!*c)
+  pyb::dtype dt;
+  if (!numpy_dtype(t.element_type(), dt))
     raise(ErrorCode::Fail, std::string("an output of type ") + element_type_name(t.element_type()) +
                                                  " has no numpy dtype");
   std::vector<pyb::ssize_t> shape(t.shape().begin(), t.shape().end());
   auto* owned = new HostTensor(std::move(t));
   pyb::capsule base(owned, [](void* p) { delete static_cast<HostTensor*>(p); });
-  return pyb::array(pyb::dtype(c), shape, {}, owned->data(), base);
+  return pyb::array(dt, shape, {}, owned->data(), base);
 }
 
 }  // namespace fusor::py

@@ -107,6 +107,25 @@ class Outputs(unittest.TestCase):
         with self.assertRaisesRegex(ort.InvalidArgument, "got tensor\\(double\\)"):
             sess.run(None, {"a": base[:2].tolist(), "b": base[:2]})
 
+    def test_int64_and_bool_tensors(self):
+        x = helper.make_tensor_value_info("x", TensorProto.INT64, [2, 3])
+        outs = [helper.make_tensor_value_info("gt", TensorProto.BOOL, [2, 3]),
+                helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+                helper.make_tensor_value_info("neg", TensorProto.INT64, [2, 3])]
+        zero = numpy_helper.from_array(np.array(2, dtype=np.int64), "two")
+        g = helper.make_graph([helper.make_node("Greater", ["x", "two"], ["gt"]),
+                               helper.make_node("Shape", ["x"], ["shape"]),
+                               helper.make_node("Neg", ["x"], ["neg"])], "ints", [x], outs, [zero])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        sess = ort.InferenceSession(m.SerializeToString())
+        v = np.array([[1, 2, 3], [4, -5, 6]], dtype=np.int64)
+        gt, shape, neg = sess.run(None, {"x": v})
+        self.assertEqual(gt.dtype, np.bool_)
+        np.testing.assert_array_equal(gt, v > 2)
+        self.assertEqual(shape.dtype, np.int64)
+        np.testing.assert_array_equal(shape, [2, 3])
+        np.testing.assert_array_equal(neg, -v)
+
     def test_outputs_outlive_the_session_and_are_not_copies(self):
         sess = ort.InferenceSession(add_model_bytes())
         a = np.ones((3, 4), dtype=np.float32)
