@@ -31,6 +31,14 @@ Encoded encode_entry(const Model& model, const SessionFacts& facts) {
   info.set("rules_fired", json::Value(facts.rules_fired));
   info.set("nodes_before", facts.nodes_before);
   info.set("ops_before", json::Value(facts.ops_before));
+  json::Value deps = json::Value::array();
+  for (const auto& [path, hex] : facts.deps) {
+    json::Value d = json::Value::array();
+    d.push_back(path);
+    d.push_back(hex);
+    deps.push_back(std::move(d));
+  }
+  info.set("deps", std::move(deps));
   e.info = info.dump();
   return e;
 }
@@ -43,6 +51,10 @@ Decoded decode_entry(const std::string& info, std::string payload, const std::st
   const json::Value* n = v.find("nodes_before");
   if (!n || !n->is_int()) throw_bad_input("cache entry: malformed info");
   d.facts.nodes_before = n->as_int();
+  if (const json::Value* deps = v.find("deps")) {
+    if (!deps->is_array()) throw_bad_input("cache entry: malformed info");
+    for (const json::Value& x : deps->as_array()) d.facts.deps.emplace_back(x[0].as_string(), x[1].as_string());
+  }
   LoadOptions load;
   load.infer_shapes = false;  // value_info carries every type the miss inferred
   d.model = load_model_from_bytes(std::move(payload), load, name);

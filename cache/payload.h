@@ -5,7 +5,7 @@
 //   graph) and the planner still sees every intermediate's type and shape. Weights are inline:
 //   an entry does not depend on files beside the model.
 // info: JSON facts about the miss that produced it, which a hit reports as its own:
-//   {"rules_fired": {...}, "nodes_before": N, "ops_before": {...}}.
+//   {"rules_fired": {...}, "nodes_before": N, "ops_before": {...}, "deps": [[path, sha256], ...]}.
 // The memory plan and pre-packed weights are not stored: planning takes well under a millisecond
 // to a few milliseconds (bench's plan_ms), so storing them would not pay for their bytes.
 #pragma once
@@ -13,6 +13,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/ir/model.h"
 
@@ -22,6 +24,9 @@ struct SessionFacts {
   std::map<std::string, int64_t> rules_fired;
   int64_t nodes_before = 0;  // top-level nodes of the original model
   std::map<std::string, int64_t> ops_before;  // op histogram of the original model, all depths
+  // Files the entry depends on beyond its key (rule files reached through imports): path and
+  // SHA-256 when stored; a hit whose files hash differently now is rebuilt.
+  std::vector<std::pair<std::string, std::string>> deps;
 };
 
 struct Encoded {

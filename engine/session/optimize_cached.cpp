@@ -9,9 +9,11 @@
 #include <filesystem>
 
 #include "cache/external_refs.h"
+#include "cache/hash.h"
 #include "cache/key.h"
 #include "cache/payload.h"
 #include "cache/store.h"
+#include "dsl/provider.h"
 #include "engine/ir/error.h"
 #include "engine/session/model_stats.h"
 #include "engine/session/optimized_stamp.h"
@@ -101,8 +103,66 @@ OptimizedModel load_and_optimize(const ModelSource& source, const ShapeOverrides
   return r;
 }
 
+dsl::Level dsl_level_of(OptLevel level) {
+  switch (level) {
+    case OptLevel::Extended: return dsl::Level::Extended;
+    case OptLevel::Layout: return dsl::Level::Layout;
+    case OptLevel::All: return dsl::Level::All;
+    default: return dsl::Level::Basic;
+  }
+}
+
+// The files whose texts go into the key without parsing any rule file: every provider
+// definition of the list, and the rule files named directly (the first provider's files for the
+// level, then --rules). Files they import are checked per entry instead (RuleDeps). nullopt when
+// the first provider's definition does not load: optimize() reports that.
+struct RuleInputs {
+  std::vector<std::string> provider_files, top_files;
+};
+
+std::optional<RuleInputs> rule_inputs(const OptimizeOptions& o) {
+  RuleInputs in;
+  std::string root = o.rules_root.empty() ? shipped_rules_root() : o.rules_root;
+  for (const std::string& p : o.providers) in.provider_files.push_back(root + "/providers/" + p + ".provider");
+  if (!o.no_default_rules && o.level != OptLevel::Disabled && !o.providers.empty()) {
+    dsl::Diagnostics diags;  // not printed: optimize() reports a bad definition itself
+    auto def = dsl::load_provider(in.provider_files.front(), {}, diags);
+    if (!def || diags.has_errors()) return std::nullopt;
+    in.top_files = def->rule_files(dsl_level_of(o.level));
+  }
+  for (const std::string& f : o.rule_files) in.top_files.push_back(f);
+  return in;
+}
+
+// The files the rule files import (rule_set_files() minus the ones the key hashed), with their
+// SHA-256: stored with an entry, checked on a hit.
+std::vector<std::pair<std::string, std::string>> imported_rule_files(const OptimizeOptions& o, const RuleInputs& in) {
+  std::vector<std::pair<std::string, std::string>> deps;
+  for (const std::string& f : rule_set_files(o)) {
+    if (std::find(in.provider_files.begin(), in.provider_files.end(), f) != in.provider_files.end() ||
+        std::find(in.top_files.begin(), in.top_files.end(), f) != in.top_files.end())
+      continue;
+    std::string hex;
+    if (!cache::sha256_file(f, hex)) hex = "unreadable";
+    deps.emplace_back(f, hex);
+  }
+  return deps;
+}
+
+bool deps_unchanged(const std::vector<std::pair<std::string, std::string>>& deps) {
+  for (const auto& [path, hex] : deps) {
+    std::string now;
+    if (!cache::sha256_file(path, now) || now != hex) {
+      FUSOR_LOG(Info) << "cache: imported rule file " << path << " changed; rebuilding the entry";
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<std::string> key_from_bytes(std::string_view bytes, const ModelSource& source,
-                                          const ShapeOverrides& overrides, const OptimizeOptions& options) {
+                                          const ShapeOverrides& overrides, const OptimizeOptions& options,
+                                          const RuleInputs& rules) {
   auto externals = cache::external_data_locations(bytes);
   if (!externals) return std::nullopt;
   cache::KeyBuilder k;
@@ -114,7 +174,8 @@ std::optional<std::string> key_from_bytes(std::string_view bytes, const ModelSou
   }
   k.add("providers", joined(options.providers, ","));
   k.add("level", opt_level_name(options.level));
-  for (const std::string& f : rule_set_files(options)) k.add_file("rules-text", f);
+  for (const std::string& f : rules.provider_files) k.add_file("provider-text", f);
+  for (const std::string& f : rules.top_files) k.add_file("rules-text", f);
   std::vector<std::string> disabled = options.disabled;
   std::sort(disabled.begin(), disabled.end());
   disabled.erase(std::unique(disabled.begin(), disabled.end()), disabled.end());
@@ -143,7 +204,9 @@ std::optional<std::string> optimized_cache_key(const ModelSource& source, const 
   if (options.trace) return std::nullopt;
   ModelBytes bytes(source);
   if (!bytes.ok()) return std::nullopt;
-  return key_from_bytes(bytes.view(), source, overrides, options);
+  std::optional<RuleInputs> rules = rule_inputs(options);
+  if (!rules) return std::nullopt;
+  return key_from_bytes(bytes.view(), source, overrides, options, *rules);
 }
 
 OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& overrides,
@@ -158,7 +221,13 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   for (const std::string& p : options.providers) check_provider(p);  // a usage error, before any cache work
 
   Stopwatch clock;
-  std::optional<std::string> key = optimized_cache_key(source, overrides, options);
+  std::optional<RuleInputs> rules = rule_inputs(options);
+  if (!rules) return load_and_optimize(source, overrides, options);
+  std::optional<std::string> key;
+  {
+    ModelBytes bytes(source);
+    if (bytes.ok()) key = key_from_bytes(bytes.view(), source, overrides, options, *rules);
+  }
   double key_ms = clock.ms();
   if (!key) return load_and_optimize(source, overrides, options);
   clock.reset();
@@ -168,14 +237,20 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
 
   if (auto entry = store->get(*key)) {
     double fetch_ms = clock.ms() - open_ms;
+    std::optional<cache::Decoded> d;
     try {
-      cache::Decoded d = cache::decode_entry(entry->info, std::move(entry->payload), display_name(source));
+      d = cache::decode_entry(entry->info, std::move(entry->payload), display_name(source));
+    } catch (const Error& e) {
+      FUSOR_LOG(Warn) << "cache " << path << ": entry " << key->substr(0, 16) << " does not decode (" << e.what()
+                      << "); rebuilding it";
+    }
+    if (d && deps_unchanged(d->facts.deps)) {
       OptimizedModel r;
-      r.model = std::move(d.model);
-      r.report.rules_fired = std::move(d.facts.rules_fired);
+      r.model = std::move(d->model);
+      r.report.rules_fired = std::move(d->facts.rules_fired);
       if (auto stamp = read_stamp(*r.model)) r.report.rule_set_hash = stamp->rule_set_hash;
-      r.nodes_before = d.facts.nodes_before;
-      r.ops_before = std::move(d.facts.ops_before);
+      r.nodes_before = d->facts.nodes_before;
+      r.ops_before = std::move(d->facts.ops_before);
       r.load_ms = key_ms;
       r.optimize_ms = clock.ms();
       r.cache = "hit";
@@ -183,9 +258,6 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
                       << open_ms << " ms, fetch " << fetch_ms << " ms, decode " << (r.optimize_ms - open_ms - fetch_ms)
                       << " ms";
       return r;
-    } catch (const Error& e) {
-      FUSOR_LOG(Warn) << "cache " << path << ": entry " << key->substr(0, 16) << " does not decode (" << e.what()
-                      << "); rebuilding it";
     }
   }
   double lookup_ms = clock.ms();
@@ -200,7 +272,8 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
     if (weights >= bound || weights >= kProtoLimit) {
       FUSOR_LOG(Info) << "cache: " << weights << " bytes of weights exceed the bound; not stored";
     } else {
-      cache::SessionFacts facts{r.report.rules_fired, r.nodes_before, r.ops_before};
+      cache::SessionFacts facts{r.report.rules_fired, r.nodes_before, r.ops_before,
+                                imported_rule_files(options, *rules)};
       cache::Encoded e = cache::encode_entry(*r.model, facts);
       cache::EntryMeta meta{display_name(source), joined(options.providers, ","), opt_level_name(options.level)};
       store->put(*key, meta, e.info, e.payload, bound);

@@ -2,9 +2,11 @@
 // that `fusor optimize`, prepare_session (run, bench, the library's Session) call.
 //
 // Key: SHA-256 over the model's bytes and every external-data file it references, the provider
-// list, the level, the texts of the provider definitions and of every rule file used (imports
-// included: rule_set_files()), --disable, --no-default-rules, --dim/--shape, the engine version
-// and build, and the CPU features. A hit returns the stored optimized model (loaded without
+// list, the level, the texts of the provider definitions and of the rule files used (the first
+// provider's files for the level, --rules), --disable, --no-default-rules, --dim/--shape, the
+// engine version and build, and the CPU features. Files those rule files import are not parsed
+// for on every lookup (that costs more than the rest of a hit): an entry records them with their
+// SHA-256, and a hit whose imports changed is rebuilt. A hit returns the stored optimized model (loaded without
 // shape inference) with the stored rules_fired counts and original node counts; a miss loads and
 // optimizes as without the cache and stores the result. --trace needs the rewrite itself: it
 // runs with the cache off (`fusor explain` calls optimize() directly).
