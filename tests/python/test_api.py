@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 
 import numpy as np
@@ -136,6 +137,32 @@ class Outputs(unittest.TestCase):
         np.testing.assert_array_equal(y, 2 * a)
         y += 1
         np.testing.assert_array_equal(y, 3 * a)
+
+    def test_gil_is_released_during_run(self):
+        """While one thread is inside run(), another keeps executing Python. With the GIL held,
+        the other thread could only run before the call enters C++ (at most one 5 ms switch
+        interval) or after it returns, never in the middle of a long run."""
+        sess = ort.InferenceSession(SQUEEZENET, options())
+        x = image()
+        sess.run(None, {"input": x})
+        window, ticks, done = [], [], threading.Event()
+
+        def runner():
+            t0 = time.perf_counter()
+            sess.run(None, {"input": x})
+            window.extend([t0, time.perf_counter()])
+            done.set()
+
+        t = threading.Thread(target=runner)
+        t.start()
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+        t.join()
+        t0, t1 = window
+        if t1 - t0 < 0.015:
+            self.skipTest("run too short (%.1f ms) to tell" % ((t1 - t0) * 1e3))
+        lo, hi = t0 + 0.4 * (t1 - t0), t0 + 0.6 * (t1 - t0)
+        self.assertTrue(any(lo <= v <= hi for v in ticks), "no Python ran in the middle of run()")
 
     def test_concurrent_runs(self):
         sess = ort.InferenceSession(add_model_bytes())
