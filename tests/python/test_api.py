@@ -240,6 +240,9 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ort.NoSuchFile) as c:
             ort.InferenceSession("/no/such/model.onnx")
         self.assertIn("/no/such/model.onnx", str(c.exception))
+        cli = subprocess.run([FUSOR_BIN, "run", "/no/such/model.onnx"], capture_output=True, text=True)
+        self.assertEqual(cli.returncode, 2)
+        self.assertIn(str(c.exception), cli.stderr)
         with self.assertRaises(ort.InvalidGraph):
             ort.InferenceSession(b"this is not a model")
         with tempfile.NamedTemporaryFile(suffix=".onnx") as f:
