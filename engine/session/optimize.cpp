@@ -203,7 +203,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   for (const TraceRecord& t : rep.trace) report.trace.push_back(t.str());
   report.rule_set_hash = rule_set_hash(options);
   stamp_optimized(model, options, report.rule_set_hash);
-  report.provider_nodes = partition_model(model, load_provider_chain(options.providers, options.rules_root)).nodes_per_provider;
+  report.provider_nodes = partition_model(model, load_provider_chain(options.providers, options.rules_root), false).nodes_per_provider;
   FUSOR_LOG(Info) << "level '" << opt_level_name(options.level) << "': " << rules.size() << " rules, "
                   << rep.rewrites << " rewrites (" << stop_reason_name(rep.stop) << ")";
   return report;

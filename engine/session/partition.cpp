@@ -57,7 +57,7 @@ std::string Partition::kernel_impl(const Node& n) const {
   return it->second;
 }
 
-Partition partition_model(const Model& model, const ProviderChain& chain) {
+Partition partition_model(const Model& model, const ProviderChain& chain, bool require_all) {
   Partition part;
   const Graph& g = *model.graph;
   for (const auto& def : chain.defs) {
@@ -78,6 +78,10 @@ Partition partition_model(const Model& model, const ProviderChain& chain) {
       if (gate.restricts() && !gate.cannot_run(env, id).empty()) continue;
       chosen = def->name;
       break;
+    }
+    if (chosen.empty() && !require_all) {
+      ++part.nodes_per_provider["(none)"];
+      continue;
     }
     if (chosen.empty()) {
       std::string tried;

@@ -50,7 +50,9 @@ struct Partition {
 };
 
 // Assigns every top-level node of the model's graph. A node that no provider, cpu included, can
-// run is Error(BadInput): "node 'x' (Op): no provider can run it (tried: xnnpack, cpu)".
-Partition partition_model(const Model& model, const ProviderChain& chain);
+// run is Error(BadInput): "node 'x' (Op): no provider can run it (tried: xnnpack, cpu)"; with
+// `require_all` false (reports of `optimize`, which need not run the model) it is counted under
+// "(none)" instead.
+Partition partition_model(const Model& model, const ProviderChain& chain, bool require_all = true);
 
 }  // namespace fusor

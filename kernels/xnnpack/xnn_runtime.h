@@ -23,8 +23,8 @@ namespace fusor::xnnpack {
 // "" when XNNPACK is compiled in and initialized; else why not (for the provider's message).
 const std::string& xnnpack_status();
 
-// A pthreadpool with `threads` threads (nullptr for 1: XNNPACK then runs on the caller), shared by
-// every kernel of the process and created on first use.
+// A pthreadpool with `threads` threads, shared by every kernel of the process and created on first
+// use, when FUSOR_XNNPACK_THREADPOOL=1; else (and for 1 thread) nullptr: XNNPACK runs on the caller.
 pthreadpool* thread_pool_for(int threads);
 
 struct OperatorDeleter {
