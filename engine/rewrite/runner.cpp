@@ -182,6 +182,25 @@ class Runner {
   }
 
  private:
+  // The arithmetic a rewrite writes on constants (folded weights, filter sums) is folded right
+  // away, in creation order (inputs before consumers), so no rule sees it half folded: a MatMul
+  // that sums filters is not a product to fuse into a FusedMatMul.
+  void fold_new_constants(Graph& g, InitializerDedup& dedup, const std::vector<NodeId>& created,
+                          std::vector<NodeId>& touched) {
+    if (disabled_.count(kConstantFolding)) return;
+    const FoldOptions fold{opts_.fold_max_bytes, opset_};
+    for (NodeId nn : created) {
+      if (!g.node(nn).alive) continue;
+      std::string name = g.node(nn).name;
+      std::vector<ValueId> outs = g.node(nn).outputs;
+      if (!constant_folding_pass(g, nn, fold, touched)) continue;
+      count_pass(kConstantFolding, g, {name});
+      if (!disabled_.count(kInitializerDedup))
+        for (ValueId o : outs)
+          if (o != kNoValue && g.value(o).alive && dedup.add(o, touched)) count_pass(kInitializerDedup, g, {});
+    }
+  }
+
   bool is_root_op(OpType op) const { return op.id() < by_op_.size() && !by_op_[op.id()].empty(); }
 
   template <typename Push>
@@ -230,6 +249,7 @@ class Runner {
           for (ValueId in : g.node(nn).inputs)
             if (in != kNoValue && g.value(in).is_constant_initializer() && dedup.add(in, touched))
               count_pass(kInitializerDedup, g, {});
+      fold_new_constants(g, dedup, res.new_nodes, touched);
       push_all(touched);
       check_limits(res.depth);
       return;

@@ -145,6 +145,22 @@ TEST(ConvFolds, InputAffineFoldsIntoAnUnpaddedConvOnly) {
   }
 }
 
+// The fold's filter sums are a MatMul on constants: folded as soon as the rewrite writes them, so
+// the product rules (at extended) never see it as a product to fuse.
+TEST(ConvFolds, ArithmeticOnWeightsIsFoldedBeforeOtherRulesSeeIt) {
+  auto r = rewrite_and_compare([](GB& b) {
+    ValueId m = b.node("Mul", {b.input("x", {1, 4, 5, 5}), b.vec("s", {1.5f})}, "mul");
+    ValueId a = b.node("Add", {m, b.vec("t", {0.25f})}, "add");
+    b.output(b.node("Conv", {a, b.init("w", filled({6, 4, 1, 1}, -0.5f, 0.07f)), b.vec("b", std::vector<float>(6, .1f))},
+                    "conv"));
+  }, dsl::Level::Extended, {{"x", {1, 4, 5, 5}}});
+  EXPECT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
+  EXPECT_EQ(r->report.rules_fired["affine_conv_input_fold"], 1);
+  for (const auto& [rule, times] : r->report.rules_fired)
+    EXPECT_TRUE(rule.find("matmul") == std::string::npos) << rule << " fired " << times << " times";
+  EXPECT_LT(r->max_diff, 1e-5);
+}
+
 // A ResNet basic block's tail: Conv, residual Add, Relu, into one FusedConv with Z and Relu.
 TEST(ConvFusions, ResidualAddAndReluFuseIntoOneConv) {
   auto r = rewrite_and_compare([](GB& b) {
