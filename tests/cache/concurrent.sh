@@ -10,7 +10,9 @@ procs=${FUSOR_CACHE_PROCS:-4} runs=${FUSOR_CACHE_RUNS:-20}
 rm -rf "$work"
 mkdir -p "$work"
 db=$work/cache.db
-variants=("--level disabled" "--level basic" "--level basic --disable cse" "--level extended")
+# Built-in passes only (--no-default-rules), so the test does not depend on the shipped rule files.
+variants=("--level disabled" "--level basic --no-default-rules" "--level basic --no-default-rules --disable cse"
+          "--level extended --no-default-rules")
 
 worker() {
   local p=$1 i v rc
