@@ -31,8 +31,16 @@ from . import capi  # noqa: F401  (fusor.capi.onnxruntime_pybind11_state, as ORT
 
 __version__ = _fusor.version()
 
+
+def set_default_logger_severity(level):
+    """Accepted for ONNX Runtime scripts; fusor's warnings go to stderr regardless."""
+
+
+def set_default_logger_verbosity(level):
+    """Accepted for ONNX Runtime scripts; no effect."""
+
 __all__ = [
     "ExecutionMode", "Fail", "FusorError", "GraphOptimizationLevel", "InferenceSession", "InvalidArgument",
     "InvalidGraph", "ModelMetadata", "NodeArg", "NoSuchFile", "SessionOptions", "get_available_providers",
-    "get_device", "rules", "__version__",
+    "get_device", "rules", "set_default_logger_severity", "set_default_logger_verbosity", "__version__",
 ]
