@@ -131,11 +131,11 @@ void print_model(const ruletest::ModelCheck& m, double tolerance) {
 
 void add_rules_test_flags(ArgParser& p) {
   p.section("test flags")
-      .option("model", "M.onnx", "test: also check the rules on this model (repeatable)", true)
+      .option("model", "M.onnx", "test: also check the rules on this model", true)
       .option("tolerance", "T", "test: the largest allowed difference for tests that set none (default 1e-4)")
       .option("seed", "S", "test: seed of the random inputs and constants (default 0)")
       .flag("require-tests", "test: a rule without a test block is a failure")
-      .option("rule", "NAME", "test: only this rule's tests and model checks (repeatable)", true);
+      .option("rule", "NAME", "test: only this rule's tests and model checks", true);
   add_shape_flags(p);
 }
 
