@@ -3,7 +3,8 @@
 
   check_example.py FUSOR_BINARY
 
-1. `fusor rules check` and `fusor rules test` pass on hard_sigmoid.rules (the rule's own tests).
+1. `fusor rules check` and `fusor rules test` pass on hard_sigmoid.rules (the rule's own tests;
+   `rules test` only where this fusor has it).
 2. On the model make_model.py writes, `fusor optimize --rules` fires the rule twice, and
    `fusor explain` lists both matches and names the near miss (the Clip whose upper bound is 6).
 3. The optimized model's outputs equal clip(alpha * x + beta, lo, hi) computed here with NumPy,
@@ -50,8 +51,14 @@ def run_outputs(binary, model, x_path, out_dir):
 def main(binary):
     with tempfile.TemporaryDirectory() as tmp:
         fusor(binary, "rules", "check", RULES)
-        fusor(binary, "rules", "test", RULES)
-        print("ok: rules check and rules test pass", flush=True)
+        print("ok: rules check passes", flush=True)
+        # `rules test` runs the rule's own test blocks; a fusor built before it existed lacks it,
+        # and the model-level checks below still compare the rewrite with NumPy.
+        if "test FILE" in fusor(binary, "rules", "--help"):
+            fusor(binary, "rules", "test", RULES)
+            print("ok: rules test passes (the rule's test blocks)", flush=True)
+        else:
+            print("note: this fusor has no `rules test`; checking through the model only", flush=True)
 
         model = os.path.join(tmp, "hard_sigmoids.onnx")
         subprocess.run([sys.executable, os.path.join(HERE, "make_model.py"), model], check=True)
