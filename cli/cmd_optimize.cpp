@@ -5,6 +5,7 @@
 #include "cli/optimize_flags.h"
 #include "cli/report.h"
 #include "engine/session/partition.h"
+#include "engine/session/transpose_report.h"
 #include "engine/ir/error.h"
 #include "engine/onnx/onnx_io.h"
 #include "engine/session/model_stats.h"
@@ -58,6 +59,25 @@ int run_optimize(const Args& args) {
     v.set("ops_after", json::Value(ops_after));
     v.set("rules_fired", json::Value(report.rules_fired));
     v.set("provider_nodes", json::Value(provider_nodes));
+    // Transposes before, inserted by the layout rules, cancelled, and each one left with the op
+    // that blocked it (engine/session/transpose_report.h). A cache hit has no rules_fired: no
+    // insertion count then.
+    auto tb = ops_before.find("Transpose");
+    TransposeReport tr = transpose_report(*model, tb == ops_before.end() ? 0 : tb->second, report.rules_fired);
+    json::Value t = json::Value::object();
+    t.set("before", tr.before);
+    t.set("inserted", tr.inserted);
+    t.set("cancelled", tr.cancelled);
+    t.set("left", tr.left);
+    json::Value left = json::Value::array();
+    for (const TransposeLeft& l : tr.details) {
+      json::Value e = json::Value::object();
+      e.set("node", l.node);
+      e.set("reason", l.reason);
+      left.push_back(std::move(e));
+    }
+    t.set("left_details", std::move(left));
+    v.set("transposes", std::move(t));
     v.set("load_ms", round_ms(load_ms));
     v.set("optimize_ms", round_ms(optimize_ms));
     v.set("save_ms", round_ms(save_ms));

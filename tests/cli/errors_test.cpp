@@ -32,7 +32,7 @@ TEST(CliUsageErrors, UnknownLevelListsLevels) {
   expect_usage({"optimize", example_model(), "-o", "/tmp/x.onnx", "--level", "max"}, "disabled, basic, extended, layout, all");
 }
 TEST(CliUsageErrors, UnknownProviderListsProviders) {
-  expect_usage({"optimize", example_model(), "-o", "/tmp/x.onnx", "--provider", "cuda"}, "unknown provider 'cuda' (known: cpu)");
+  expect_usage({"optimize", example_model(), "-o", "/tmp/x.onnx", "--provider", "cuda"}, "unknown provider 'cuda' (known: cpu, xnnpack)");
 }
 TEST(CliUsageErrors, UnknownProviderInList) {
   expect_usage({"optimize", example_model(), "-o", "/tmp/x.onnx", "--provider=cpu,tpu"}, "'tpu'");

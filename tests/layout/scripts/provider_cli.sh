@@ -2,7 +2,7 @@
 # CLI checks of providers (issue 7): an unknown provider is a usage error listing the known ones
 # (exit 1); a provider definition with errors prints FILE:LINE:COL diagnostics (exit 2); a node no
 # provider can run names the node, its op and the providers tried (exit 2); `optimize --json`
-# reports the nodes each provider got.
+# reports the nodes each provider got and the Transposes inserted, cancelled and left.
 #   provider_cli.sh FUSOR_BIN SOURCE_DIR WORK_DIR
 set -u
 fusor=$1 src=$2 work=$3
@@ -43,4 +43,28 @@ out=$("$fusor" optimize "$model" -o "$work/o.onnx" --provider xnnpack,cpu --json
 [ $rc -eq 0 ] || fail "optimize --json: exit $rc"
 /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); p=d["provider_nodes"]; assert p.get("cpu") == 1, p' "$out" ||
   fail "provider_nodes: $out"
+# Transposes: a Conv-Relu-Conv-Flatten model keeps one at the input and one before Flatten.
+/usr/bin/python3 - "$work/cnn.onnx" <<'PY' || fail "cannot write the CNN"
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+rng = np.random.default_rng(0)
+w = lambda n, s: numpy_helper.from_array(rng.uniform(-0.5, 0.5, s).astype(np.float32), n)
+nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+         helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+         helper.make_node("Flatten", ["c2"], ["y"], name="flat")]
+g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256])], [w("w1", (4, 3, 3, 3)), w("w2", (4, 4, 3, 3))])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+out=$("$fusor" optimize "$work/cnn.onnx" -o "$work/cnn.o.onnx" --provider xnnpack,cpu --json --no-cache 2>/dev/null); rc=$?
+[ $rc -eq 0 ] || fail "optimize cnn: exit $rc"
+/usr/bin/python3 -c '
+import json, sys
+t = json.loads(sys.argv[1])["transposes"]
+assert (t["before"], t["inserted"], t["cancelled"], t["left"]) == (0, 4, 2, 2), t
+reasons = sorted(d["reason"] for d in t["left_details"])
+assert reasons[0].startswith("blocked by Flatten"), reasons
+assert reasons[1].startswith("converts graph input ") and "NhwcConv" in reasons[1], reasons
+' "$out" || fail "transposes: $out"
 echo "ok"
