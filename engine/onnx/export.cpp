@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/ir/error.h"
+#include "engine/ir/symbol.h"
 #include "engine/onnx/export_graph.h"
 #include "engine/onnx/external_data.h"
 #include "engine/onnx/onnx_io.h"
@@ -83,7 +84,16 @@ void node_to_proto(const Graph& g, const Node& n, onnx::NodeProto* np, const Pro
   const std::string& domain = canonical_domain(n.domain) == n.op.domain() ? n.domain : n.op.domain();
   if (!domain.empty()) np->set_domain(domain);
   if (!n.doc_string.empty()) np->set_doc_string(n.doc_string);
-  for (const Attribute& a : n.attrs) attr_to_proto(a, np->add_attribute(), o);
+  for (const Attribute& a : n.attrs) {
+    // onnx.checker rejects a list attribute with no elements ("expected to have field
+    // 'floats'"). On fusor's own ops an empty list means the schema default (activation_params
+    // of a Relu), so it is left out; other domains keep what the model wrote.
+    const bool empty_list = (a.kind == AttrKind::Floats && a.floats.empty()) ||
+                            (a.kind == AttrKind::Ints && a.ints.empty()) ||
+                            (a.kind == AttrKind::Strings && a.strings.empty());
+    if (empty_list && n.op.domain() == kFusorDomain) continue;
+    attr_to_proto(a, np->add_attribute(), o);
+  }
 }
 
 void graph_to_proto(const Graph& g, onnx::GraphProto* gp, const ProtoExportOptions& o, bool main) {

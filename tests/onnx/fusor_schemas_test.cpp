@@ -135,3 +135,33 @@ TEST(FusorSchemasRegistration, IdempotentAndThreadSafe) {
 
 }  // namespace
 }  // namespace fusor::test
+
+namespace fusor::test {
+namespace {
+
+// A rule that fuses a Relu writes activation_params = [] (Relu has no parameters). The checker
+// rejects an empty list attribute, so fusor-domain nodes leave it out on save (the schema default
+// is the empty list): found by the Python package's saved-model test.
+TEST_F(FusorSchemas, EmptyListAttributeOfAFusedOpIsLeftOutOnSave) {
+  for (const auto& c : fused_cases()) {
+    if (c.op != "FusedConv") continue;
+    std::string bytes;
+    ASSERT_TRUE(fused_model(c).SerializeToString(&bytes));
+    auto model = load_model_from_bytes(bytes);
+    Graph& g = *model->graph;
+    Node& n = g.node(g.order().front());
+    n.set_attr(Attribute::make_string("activation", "Relu"));
+    n.set_attr(Attribute::make_floats("activation_params", {}));
+    onnx::ModelProto saved;
+    ASSERT_TRUE(saved.ParseFromString(serialize_model(*model)));
+    EXPECT_NO_THROW(onnx::checker::check_model(saved));
+    bool has_params = false;
+    for (const auto& a : saved.graph().node(0).attribute()) has_params |= a.name() == "activation_params";
+    EXPECT_FALSE(has_params);
+    return;
+  }
+  FAIL() << "no FusedConv case in fused_cases()";
+}
+
+}  // namespace
+}  // namespace fusor::test
