@@ -35,6 +35,7 @@ void register_xnnpack_kernels(KernelRegistry& r) {
   xnnpack::register_xnnpack_conv(r);
   xnnpack::register_xnnpack_pool(r);
   xnnpack::register_xnnpack_fully_connected(r);
+  xnnpack::register_xnnpack_deconv(r);
 #else
   (void)r;
 #endif

@@ -32,5 +32,6 @@ bool input_known_not_float(const KernelInfo& info, size_t i);
 void register_xnnpack_conv(KernelRegistry& r);
 void register_xnnpack_pool(KernelRegistry& r);
 void register_xnnpack_fully_connected(KernelRegistry& r);
+void register_xnnpack_deconv(KernelRegistry& r);
 
 }  // namespace fusor::xnnpack

@@ -263,6 +263,25 @@ TEST_F(XnnpackKernels, Convolutions) {
   }
 }
 
+TEST_F(XnnpackKernels, Deconvolutions) {
+  struct Case { int64_t cin, cout, k, stride, group; std::vector<int64_t> pads, out_pad; const char* act; };
+  const std::vector<Case> cases = {
+      {4, 3, 2, 2, 1, {0, 0, 0, 0}, {0, 0}, ""}, {6, 4, 3, 2, 2, {1, 1, 1, 1}, {1, 0}, "Relu"},
+      {8, 8, 4, 2, 8, {1, 1, 1, 1}, {0, 0}, ""},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder b;
+    ValueId x = b.input("image", {1, 5, 6, c.cin});
+    ValueId y = b.node("NhwcConvTranspose", {x, b.weight({c.cin, c.cout / c.group, c.k, c.k}), b.weight({c.cout})},
+                       {Attribute::make_ints("pads", c.pads), Attribute::make_ints("strides", {c.stride, c.stride}),
+                        Attribute::make_ints("output_padding", c.out_pad), Attribute::make_int("group", c.group),
+                        Attribute::make_string("activation", c.act)},
+                       "fusor");
+    b.g().add_output(y);
+    EXPECT_LT(compare(b, {1, 5, 6, c.cin}), 1e-4) << "cin " << c.cin << " group " << c.group << " k " << c.k;
+  }
+}
+
 TEST_F(XnnpackKernels, SameUpperPadding) {
   ModelBuilder b;
   ValueId x = b.input("image", {1, 7, 8, 4});
