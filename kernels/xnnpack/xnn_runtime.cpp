@@ -29,12 +29,12 @@ const std::string& xnnpack_status() {
 
 pthreadpool* thread_pool_for(int threads) {
 #ifdef FUSOR_HAVE_XNNPACK
-  // Opt-in: pthreadpool's workers spin while they wait, and on a machine with more runnable
-  // threads than cores (2 cores at load 17 here) two threads made resnet18 3x slower than one
-  // (372 ms against 121 ms median). fusor's own pool sleeps on a condition variable instead.
+  // FUSOR_XNNPACK_THREADPOOL=0 keeps XNNPACK on the caller: pthreadpool's workers spin while they
+  // wait, which on a machine with more runnable threads than cores (2 cores at load 17) made two
+  // threads 3x slower than one; on the same machine at load 3 the pool halves resnet18's time.
   static const bool use_pool = [] {
     const char* e = std::getenv("FUSOR_XNNPACK_THREADPOOL");
-    return e && std::string(e) == "1";
+    return !(e && std::string(e) == "0");
   }();
   if (threads <= 1 || !use_pool) return nullptr;
   static std::mutex mu;

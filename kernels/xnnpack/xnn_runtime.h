@@ -24,7 +24,7 @@ namespace fusor::xnnpack {
 const std::string& xnnpack_status();
 
 // A pthreadpool with `threads` threads, shared by every kernel of the process and created on first
-// use, when FUSOR_XNNPACK_THREADPOOL=1; else (and for 1 thread) nullptr: XNNPACK runs on the caller.
+// use; nullptr (XNNPACK runs on the caller) for 1 thread or when FUSOR_XNNPACK_THREADPOOL=0.
 pthreadpool* thread_pool_for(int threads);
 
 struct OperatorDeleter {
