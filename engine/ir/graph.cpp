@@ -223,12 +223,32 @@ void Graph::remove_value(ValueId id) {
 
 // ---------------------------------------------------------------- Graph: nodes
 
-void Graph::add_use(ValueId v, Use u) { value(v).uses.push_back(u); }
+void Graph::add_use(ValueId v, Use u) {
+  auto& uses = value(v).uses;
+  if (u.slot != kImplicitSlot) {
+    Node& n = node(u.node);
+    if (n.use_pos.size() < n.inputs.size()) n.use_pos.resize(n.inputs.size(), 0);
+    n.use_pos[u.slot] = static_cast<uint32_t>(uses.size());
+  }
+  uses.push_back(u);
+}
 
+// A use list is a set kept in a vector: removal swaps the last use into the hole (O(1)), so
+// its order is deterministic (it depends only on the sequence of edits) but not insertion order.
 void Graph::drop_use(ValueId v, Use u) {
   auto& uses = value(v).uses;
-  auto it = std::find(uses.begin(), uses.end(), u);
-  if (it != uses.end()) uses.erase(it);
+  size_t pos = uses.size();
+  if (u.slot != kImplicitSlot) {
+    const Node& n = node(u.node);
+    if (static_cast<size_t>(u.slot) < n.use_pos.size() && n.use_pos[u.slot] < uses.size() &&
+        uses[n.use_pos[u.slot]] == u)
+      pos = n.use_pos[u.slot];
+  }
+  if (pos == uses.size()) pos = static_cast<size_t>(std::find(uses.begin(), uses.end(), u) - uses.begin());
+  if (pos == uses.size()) return;
+  uses[pos] = uses.back();
+  uses.pop_back();
+  if (pos < uses.size() && uses[pos].slot != kImplicitSlot) node(uses[pos].node).use_pos[uses[pos].slot] = pos;
 }
 
 void Graph::link_before(NodeId n, NodeId before) {
@@ -442,7 +462,7 @@ void Graph::verify() const {
       if (v >= values_.size() || !values_[v]->alive) fail(n.describe() + " input " + std::to_string(i) + " is dangling");
       if (!defined[v]) fail(n.describe() + " uses '" + value(v).name + "' before it is defined (order or cycle)");
       const auto& uses = value(v).uses;
-      if (std::find(uses.begin(), uses.end(), Use{id, static_cast<int32_t>(i)}) == uses.end())
+      if (i >= n.use_pos.size() || n.use_pos[i] >= uses.size() || !(uses[n.use_pos[i]] == Use{id, static_cast<int32_t>(i)}))
         fail(n.describe() + " input '" + value(v).name + "' is missing from its use list");
     }
     for (ValueId v : n.implicit_inputs)

@@ -77,7 +77,7 @@ struct Value {
   ValueType type;
   NodeId producer = kNoNode;
   int32_t producer_slot = -1;
-  std::vector<Use> uses;
+  std::vector<Use> uses;           // consumers, as a set: order is deterministic, not insertion order
   TensorPtr constant;              // set for initializers
   bool is_graph_input = false;     // also set for initializers listed as graph inputs
   bool is_graph_output = false;
@@ -100,6 +100,9 @@ struct Node {
   std::vector<ValueId> outputs;  // kNoValue for an absent optional output
   std::vector<Attribute> attrs;
   std::vector<ValueId> implicit_inputs;  // parent values captured by the subgraphs
+  // Per input slot: where this node's use sits in that input's use list, kept by the Graph so
+  // dropping a use is O(1) even for a constant with thousands of consumers.
+  std::vector<uint32_t> use_pos;
   std::string doc_string;
   bool alive = true;
   NodeId prev = kNoNode, next = kNoNode;
