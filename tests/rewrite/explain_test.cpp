@@ -277,9 +277,10 @@ rule conv_scale
     EXPECT_EQ(b.count("Mul"), conv_declared ? 0 : 1) << kernels;
     ASSERT_EQ(rep.explain.size(), 1u);
     EXPECT_EQ(rep.explain[0].kind, conv_declared ? ExplainKind::Applied : ExplainKind::Skipped) << rep.explain[0].reason;
-    if (!conv_declared)
+    if (!conv_declared) {
       EXPECT_NE(rep.explain[0].reason.find("provider 'p' has no kernel for Conv"), std::string::npos)
           << rep.explain[0].reason;
+    }
   }
 }
 
