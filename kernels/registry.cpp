@@ -21,6 +21,7 @@ KernelRegistry& KernelRegistry::global() {
     register_control_flow_kernels(*reg);
     register_fast_kernels(*reg);
     register_fast_pool_kernels(*reg);
+    register_fast_conv_transpose_kernels(*reg);
     register_fused_kernels(*reg);
     register_xnnpack_kernels(*reg);
     return reg;
