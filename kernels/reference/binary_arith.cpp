@@ -54,7 +54,7 @@ class ArithKernel : public Kernel {
           check_int_divisor(p, q, w);
           return static_cast<T>(p / q);
         }
-      });
+      }, std::is_floating_point_v<T> ? &ctx.threads() : nullptr);  // integer Div may throw: caller only
     });
   }
   std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}, {1, 0}}; }

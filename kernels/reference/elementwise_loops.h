@@ -5,34 +5,55 @@
 
 #include "engine/ir/tensor.h"
 #include "kernels/common/broadcast.h"
+#include "kernels/thread_pool.h"
 
 namespace fusor {
 
-// y[i] = f(x[i]) over all elements. y may alias x.
+// Elements per task when a loop is split over a pool: small tensors stay on the caller.
+inline constexpr int64_t kElementwiseGrain = 32768;
+
+// Runs body(begin, end) over [0, n): on `pool` in chunks when given and n is large enough.
+template <class Body>
+void split_elements(ThreadPool* pool, int64_t n, Body&& body) {
+  if (!pool || pool->num_threads() <= 1 || n < 2 * kElementwiseGrain) return body(int64_t{0}, n);
+  pool->parallel_for(n, [&](int64_t b, int64_t e) { body(b, e); }, kElementwiseGrain);
+}
+
+// y[i] = f(x[i]) over all elements. y may alias x. f must be safe to call from several threads
+// when a pool is given.
 template <class TX, class TY, class F>
-void unary_loop(const Tensor& x, Tensor& y, F&& f) {
+void unary_loop(const Tensor& x, Tensor& y, F&& f, ThreadPool* pool = nullptr) {
   const TX* px = x.data<TX>();
   TY* py = y.data<TY>();
-  const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+  // Pointers and f copied into the body: with everything reached through references, stores to
+  // y could alias f's state and the loop would not vectorize.
+  split_elements(pool, x.numel(), [px, py, f](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) py[i] = f(px[i]);
+  });
 }
 
 // y = f(a, b) with multidirectional broadcasting; y has the broadcast shape. y may alias an input
 // of the output's size (each output element is written after its own inputs are read).
 template <class TA, class TB, class TY, class F>
-void binary_loop(const Tensor& a, const Tensor& b, Tensor& y, F&& f) {
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& y, F&& f, ThreadPool* pool = nullptr) {
   const TA* pa = a.data<TA>();
   const TB* pb = b.data<TB>();
   TY* py = y.data<TY>();
   const int64_t n = y.numel();
   if (a.shape() == y.shape() && b.shape() == y.shape()) {
-    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
+    split_elements(pool, n, [pa, pb, py, f](int64_t s0, int64_t s1) {
+      for (int64_t i = s0; i < s1; ++i) py[i] = f(pa[i], pb[i]);
+    });
   } else if (a.shape() == y.shape() && b.numel() == 1) {
     const TB s = pb[0];
-    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], s);
+    split_elements(pool, n, [pa, py, s, f](int64_t s0, int64_t s1) {
+      for (int64_t i = s0; i < s1; ++i) py[i] = f(pa[i], s);
+    });
   } else if (b.shape() == y.shape() && a.numel() == 1) {
     const TA s = pa[0];
-    for (int64_t i = 0; i < n; ++i) py[i] = f(s, pb[i]);
+    split_elements(pool, n, [pb, py, s, f](int64_t s0, int64_t s1) {
+      for (int64_t i = s0; i < s1; ++i) py[i] = f(s, pb[i]);
+    });
   } else {
     // Row by row: within a row each input is either contiguous (stride 1) or one repeated value.
     BroadcastIndex it(y.shape(), {a.shape(), b.shape()});

@@ -27,7 +27,8 @@ class UnaryKernel : public Kernel {
     Tensor& y = ctx.output(0, x.shape(), x.dtype());
     auto run = [&](auto tag) {
       using T = typename decltype(tag)::type;
-      unary_loop<T, T>(x, y, [&](T v) { return static_cast<T>(op_(v)); });
+      unary_loop<T, T>(x, y, [op = op_](T v) { return static_cast<T>(op(v)); },
+                       std::is_floating_point_v<T> ? &ctx.threads() : nullptr);
     };
     const std::string w = ctx.where();
     if constexpr (F == Family::Float) dispatch_float(x.dtype(), w, run);
@@ -208,7 +209,7 @@ class ClipKernel : public Kernel {
         lo = static_cast<T>(std::max<double>(attr_min_, static_cast<double>(lo)));
         hi = static_cast<T>(std::min<double>(attr_max_, static_cast<double>(hi)));
       }
-      unary_loop<T, T>(x, y, [&](T v) { return v < lo ? lo : (v > hi ? hi : v); });
+      unary_loop<T, T>(x, y, [lo, hi](T v) { return v < lo ? lo : (v > hi ? hi : v); }, &ctx.threads());
     });
   }
   std::vector<std::pair<int, int>> inplace_pairs() const override { return {{0, 0}}; }
