@@ -13,15 +13,6 @@ namespace fusor {
 
 namespace {
 
-dsl::Level dsl_level_of(OptLevel level) {
-  switch (level) {
-    case OptLevel::Extended: return dsl::Level::Extended;
-    case OptLevel::Layout: return dsl::Level::Layout;
-    case OptLevel::All: return dsl::Level::All;
-    default: return dsl::Level::Basic;
-  }
-}
-
 dsl::RuleSet load_or_fail(const std::vector<std::string>& files, int64_t opset) {
   dsl::CheckOptions copts;
   copts.opset = static_cast<int>(opset);
@@ -116,12 +107,12 @@ ExplainResult describe_explained_rule(const OptimizeOptions& o, int64_t opset) {
     r.not_run_reason = "no rule runs at level disabled";
     return r;
   }
-  if (static_cast<int>(d.level) > static_cast<int>(dsl_level_of(o.level))) {
+  if (static_cast<int>(d.level) > static_cast<int>(dsl_level(o.level))) {
     r.not_run_reason = "it is a level-" + r.level + " rule, and level " + opt_level_name(o.level) +
                        " runs rules up to level " + opt_level_name(o.level) + " only";
     return r;
   }
-  std::vector<const dsl::RuleDecl*> selected = set.select(dsl_level_of(o.level), r.provider);
+  std::vector<const dsl::RuleDecl*> selected = set.select(dsl_level(o.level), r.provider);
   if (std::find(selected.begin(), selected.end(), &d) == selected.end()) {
     std::string named;
     for (const auto& p : d.providers) named += (named.empty() ? "" : ", ") + p.name;

@@ -85,8 +85,6 @@ std::string shipped_rules_root() {
 #endif
 }
 
-namespace {
-
 dsl::Level dsl_level(OptLevel level) {
   switch (level) {
     case OptLevel::Extended: return dsl::Level::Extended;
@@ -95,6 +93,8 @@ dsl::Level dsl_level(OptLevel level) {
     default: return dsl::Level::Basic;
   }
 }
+
+namespace {
 
 [[noreturn]] void fail_with(const dsl::Diagnostics& diags, const std::string& what) {
   std::cerr << diags.str();

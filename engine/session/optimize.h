@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsl/ast.h"
 #include "engine/ir/model.h"
 #include "engine/rewrite/explain.h"
 
@@ -27,6 +28,9 @@ enum class OptLevel { Disabled, Basic, Extended, Layout, All };
 // "disabled" | "basic" | "extended" | "layout" | "all"; throws Error(Usage) listing them otherwise.
 OptLevel parse_opt_level(std::string_view text);
 const char* opt_level_name(OptLevel level);
+// The rule language's level a rule needs to run at this optimization level (Disabled: Basic,
+// though nothing runs then).
+dsl::Level dsl_level(OptLevel level);
 // "disabled, basic, extended, layout, all"
 std::string opt_level_names();
 

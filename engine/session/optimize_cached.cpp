@@ -103,15 +103,6 @@ OptimizedModel load_and_optimize(const ModelSource& source, const ShapeOverrides
   return r;
 }
 
-dsl::Level dsl_level_of(OptLevel level) {
-  switch (level) {
-    case OptLevel::Extended: return dsl::Level::Extended;
-    case OptLevel::Layout: return dsl::Level::Layout;
-    case OptLevel::All: return dsl::Level::All;
-    default: return dsl::Level::Basic;
-  }
-}
-
 // The files whose texts go into the key without parsing any rule file: every provider
 // definition of the list, and the rule files named directly (the first provider's files for the
 // level, then --rules). Files they import are checked per entry instead (RuleDeps). nullopt when
@@ -128,7 +119,7 @@ std::optional<RuleInputs> rule_inputs(const OptimizeOptions& o) {
     dsl::Diagnostics diags;  // not printed: optimize() reports a bad definition itself
     auto def = dsl::load_provider(in.provider_files.front(), {}, diags);
     if (!def || diags.has_errors()) return std::nullopt;
-    in.top_files = def->rule_files(dsl_level_of(o.level));
+    in.top_files = def->rule_files(dsl_level(o.level));
   }
   for (const std::string& f : o.rule_files) in.top_files.push_back(f);
   return in;
