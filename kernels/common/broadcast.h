@@ -45,6 +45,22 @@ class BroadcastIndex {
   // offset(i) is the row's start while walking with next_row() (do not mix with next()).
   int64_t row_length() const { return rank_ ? out_[rank_ - 1] : 1; }
   int64_t row_stride(int i) const { return rank_ ? strides_[static_cast<size_t>(rank_ - 1) * n_ + i] : 0; }
+  // Positions the row walk at row `row` (0-based, row-major over the output's rows), so rows can
+  // be split between threads, each with its own copy of the index.
+  void seek_row(int64_t row) {
+    for (int i = 0; i < n_; ++i) offsets_[i] = 0;
+    for (int d = rank_ - 2; d >= 0; --d) {
+      counter_[d] = row % out_[d];
+      row /= out_[d];
+      const int64_t* st = &strides_[static_cast<size_t>(d) * n_];
+      for (int i = 0; i < n_; ++i) offsets_[i] += counter_[d] * st[i];
+    }
+  }
+  int64_t num_rows() const {
+    int64_t r = 1;
+    for (int d = 0; d + 1 < rank_; ++d) r *= out_[d];
+    return r;
+  }
   void next_row() {
     for (int d = rank_ - 2; d >= 0; --d) {
       const int64_t* st = &strides_[static_cast<size_t>(d) * n_];

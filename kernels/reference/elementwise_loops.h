@@ -1,5 +1,6 @@
 // Element loops shared by the elementwise reference kernels (internal to kernels/reference).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -40,6 +41,7 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& y, F&& f, ThreadPool*
   const TB* pb = b.data<TB>();
   TY* py = y.data<TY>();
   const int64_t n = y.numel();
+  if (n == 0) return;  // (an empty output dim would also make seek_row divide by zero)
   if (a.shape() == y.shape() && b.shape() == y.shape()) {
     split_elements(pool, n, [pa, pb, py, f](int64_t s0, int64_t s1) {
       for (int64_t i = s0; i < s1; ++i) py[i] = f(pa[i], pb[i]);
@@ -56,24 +58,32 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& y, F&& f, ThreadPool*
     });
   } else {
     // Row by row: within a row each input is either contiguous (stride 1) or one repeated value.
-    BroadcastIndex it(y.shape(), {a.shape(), b.shape()});
-    const int64_t len = it.row_length(), sa = it.row_stride(0), sb = it.row_stride(1);
-    for (int64_t i = 0; i < n; i += len, it.next_row()) {
-      const TA* ra = pa + it.offset(0);
-      const TB* rb = pb + it.offset(1);
-      TY* ry = py + i;
-      if (sa == 1 && sb == 1) {
-        for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j], rb[j]);
-      } else if (sa == 1 && sb == 0) {
-        const TB q = rb[0];
-        for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j], q);
-      } else if (sa == 0 && sb == 1) {
-        const TA p = ra[0];
-        for (int64_t j = 0; j < len; ++j) ry[j] = f(p, rb[j]);
-      } else {
-        for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j * sa], rb[j * sb]);
+    // Rows are split between threads, each task seeking its own copy of the index.
+    const BroadcastIndex start(y.shape(), {a.shape(), b.shape()});
+    const int64_t len = start.row_length(), sa = start.row_stride(0), sb = start.row_stride(1);
+    const int64_t rows = start.num_rows();
+    auto run_rows = [&start, pa, pb, py, len, sa, sb, f](int64_t r0, int64_t r1) {
+      BroadcastIndex it = start;
+      it.seek_row(r0);
+      for (int64_t r = r0; r < r1; ++r, it.next_row()) {
+        const TA* ra = pa + it.offset(0);
+        const TB* rb = pb + it.offset(1);
+        TY* ry = py + r * len;
+        if (sa == 1 && sb == 1) {
+          for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j], rb[j]);
+        } else if (sa == 1 && sb == 0) {
+          const TB q = rb[0];
+          for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j], q);
+        } else if (sa == 0 && sb == 1) {
+          const TA p = ra[0];
+          for (int64_t j = 0; j < len; ++j) ry[j] = f(p, rb[j]);
+        } else {
+          for (int64_t j = 0; j < len; ++j) ry[j] = f(ra[j * sa], rb[j * sb]);
+        }
       }
-    }
+    };
+    if (!pool || pool->num_threads() <= 1 || n < 2 * kElementwiseGrain) return run_rows(0, rows);
+    pool->parallel_for(rows, run_rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, len)));
   }
 }
 
