@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "kernels/common/conv_params.h"
+#include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
-#include "kernels/fused/common.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/kernel.h"
 #include "kernels/register.h"
@@ -21,12 +21,12 @@ namespace fusor {
 
 namespace {
 
-class FastConvTranspose : public Kernel {
+class FastConvTranspose : public FastKernel {
  public:
   explicit FastConvTranspose(const KernelInfo& info)
-      : attrs_(WindowAttrs::parse(info.n(), WindowKind::ConvTranspose)), fallback_(fused::make_reference(info)) {
+      : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::ConvTranspose)) {
     // A constant 4-D W: each group's Wᵀ (Cout/g·kh·kw x Cin/g) packed once.
-    if (const Tensor* w = fused::const_float(info, 1); w && w->rank() == 4 && attrs_.group >= 1 &&
+    if (const Tensor* w = const_float(info, 1); w && w->rank() == 4 && attrs_.group >= 1 &&
                                                           w->dim(0) % attrs_.group == 0) {
       const int64_t g = attrs_.group, cin_g = w->dim(0) / g, rows = w->dim(1) * w->dim(2) * w->dim(3);
       for (int64_t i = 0; i < g; ++i)
@@ -52,9 +52,7 @@ class FastConvTranspose : public Kernel {
     // Columns for up to `chunk` input pixels at a time: about 4 MB.
     const int64_t chunk = std::max<int64_t>(64, std::min<int64_t>(HW, (int64_t{1} << 20) / std::max<int64_t>(1, rows)));
     float* cols = static_cast<float*>(ctx.scratch(sizeof(float) * rows * chunk));
-    GemmRun run;
-    run.pool = &ctx.threads();
-    run.scratch = [&ctx](size_t bytes) { return ctx.scratch(bytes); };
+    const GemmRun run = gemm_run(ctx);
     const float* px = x.data<float>();
     const float* pw = w.data<float>();
     float* py = y.data<float>();
@@ -101,7 +99,6 @@ class FastConvTranspose : public Kernel {
 
  private:
   WindowAttrs attrs_;
-  std::unique_ptr<Kernel> fallback_;
   std::vector<PackedA> packed_;
   Shape packed_shape_;
 };
@@ -109,10 +106,7 @@ class FastConvTranspose : public Kernel {
 }  // namespace
 
 void register_fast_conv_transpose_kernels(KernelRegistry& r) {
-  r.add("", "ConvTranspose", "fast", fused::kFastPriority, [](const KernelInfo& info) -> std::unique_ptr<Kernel> {
-    if (fused::known_not_float(info, 0)) return fused::make_reference(info);
-    return std::make_unique<FastConvTranspose>(info);
-  });
+  add_fast_kernel<FastConvTranspose>(r, "", "ConvTranspose");
 }
 
 }  // namespace fusor

@@ -86,10 +86,7 @@ class FastFusedGemm : public FastFusedKernel {
         trans_b_(info.n().attr_int("transB", 0) != 0),
         alpha_(info.n().attr_float("alpha", 1.0f)),
         beta_(info.n().attr_float("beta", 1.0f)) {
-    if (const Tensor* b = const_float(info, 1); b && b->rank() == 2) {
-      const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
-      packed_b_ = PackedB(MatrixRef{b->data<float>(), b->dim(1), trans_b_}, K, N);
-    }
+    packed_b_ = pack_constant_b(info, trans_b_);
   }
 
   void compute(KernelContext& ctx) override {
@@ -160,10 +157,7 @@ class FastFusedMatMul : public FastFusedKernel {
         trans_a_(info.n().attr_int("transA", 0) != 0),
         trans_b_(info.n().attr_int("transB", 0) != 0),
         alpha_(info.n().attr_float("alpha", 1.0f)) {
-    if (const Tensor* b = const_float(info, 1); b && b->rank() == 2) {
-      const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
-      packed_b_ = PackedB(MatrixRef{b->data<float>(), b->dim(1), trans_b_}, K, N);
-    }
+    packed_b_ = pack_constant_b(info, trans_b_);
   }
 
   void compute(KernelContext& ctx) override {

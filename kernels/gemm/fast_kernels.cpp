@@ -8,6 +8,7 @@
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/conv_params.h"
+#include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/matmul_shape.h"
 #include "kernels/conv/conv.h"
@@ -20,43 +21,10 @@ namespace fusor {
 
 namespace {
 
-std::unique_ptr<Kernel> make_reference(const KernelInfo& info) {
-  const KernelRegistry::Entry* e = KernelRegistry::global().find(info.n().op, info.opset, "reference");
-  if (!e) throw_bad_input(info.where() + ": no reference kernel to fall back to");
-  return e->factory(info);
-}
-
-bool is_float_input(const KernelInfo& info, size_t i) {
-  return i < info.input_types.size() && info.input_types[i] && info.input_types[i]->elem == DataType::Float;
-}
-
-const Tensor* const_float(const KernelInfo& info, size_t i) {
-  if (i >= info.const_inputs.size() || !info.const_inputs[i]) return nullptr;
-  const Tensor* t = info.const_inputs[i].get();
-  return t->dtype() == DataType::Float ? t : nullptr;
-}
-
-GemmRun run_of(KernelContext& ctx) {
-  GemmRun run;
-  run.pool = &ctx.threads();
-  run.scratch = [&ctx](size_t bytes) { return ctx.scratch(bytes); };
-  return run;
-}
-
-// Base: keeps the reference kernel for what the fast path does not handle.
-class FastKernel : public Kernel {
- protected:
-  explicit FastKernel(const KernelInfo& info) : where_(info.where()), fallback_(make_reference(info)) {}
-  std::string where_;
-  std::unique_ptr<Kernel> fallback_;
-};
-
 class FastMatMul : public FastKernel {
  public:
   explicit FastMatMul(const KernelInfo& info) : FastKernel(info) {
-    // A constant 2-D B (a weight) is packed once.
-    if (const Tensor* b = const_float(info, 1); b && b->rank() == 2)
-      packed_b_ = PackedB(MatrixRef{b->data<float>(), b->dim(1)}, b->dim(0), b->dim(1));
+    packed_b_ = pack_constant_b(info, false);  // a constant 2-D B (a weight) is packed once
   }
 
   void compute(KernelContext& ctx) override {
@@ -68,7 +36,7 @@ class FastMatMul : public FastKernel {
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
     float* py = y.data<float>();
-    const GemmRun run = run_of(ctx);
+    const GemmRun run = gemm_run(ctx);
     const int64_t batches = s.batch_count();
     const bool b_shared = shape_numel(s.b_batch) == 1, a_full = shape_numel(s.a_batch) == batches;
     if (!packed_b_.empty() && b_shared && a_full && packed_b_.rows() == s.K && packed_b_.cols() == s.N) {
@@ -95,10 +63,7 @@ class FastGemm : public FastKernel {
         trans_b_(info.n().attr_int("transB", 0) != 0),
         alpha_(info.n().attr_float("alpha", 1.0f)),
         beta_(info.n().attr_float("beta", 1.0f)) {
-    if (const Tensor* b = const_float(info, 1); b && b->rank() == 2) {
-      const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
-      packed_b_ = PackedB(MatrixRef{b->data<float>(), b->dim(1), trans_b_}, K, N);
-    }
+    packed_b_ = pack_constant_b(info, trans_b_);
     if (const Tensor* c = const_float(info, 2)) {
       scaled_c_.resize(c->numel());
       for (int64_t i = 0; i < c->numel(); ++i) scaled_c_[i] = beta_ * c->data<float>()[i];
@@ -148,7 +113,7 @@ class FastGemm : public FastKernel {
         ep.bias = t, ep.bias_axis = BiasAxis::PerColumn;
       }
     }
-    const GemmRun run = run_of(ctx);
+    const GemmRun run = gemm_run(ctx);
     const MatrixRef A{a.data<float>(), a.dim(1), trans_a_};
     if (!packed_b_.empty() && packed_b_.rows() == K && packed_b_.cols() == N)
       gemm(M, A, packed_b_, py, N, ep, run);
@@ -190,7 +155,7 @@ class FastConv : public FastKernel {
     if (!pw) pw = &local.emplace(pack(w));
     Epilogue ep;
     ep.bias = b ? b->data<float>() : nullptr;
-    conv2d(*pw, conv2d_shape(p), x.data<float>(), y.data<float>(), ep, run_of(ctx));
+    conv2d(*pw, conv2d_shape(p), x.data<float>(), y.data<float>(), ep, gemm_run(ctx));
   }
 
  private:
@@ -203,23 +168,12 @@ class FastConv : public FastKernel {
   std::optional<PackedConvWeights> weights_;
 };
 
-template <class K>
-void add_fast(KernelRegistry& r, const char* op) {
-  r.add("", op, "fast", 10, [](const KernelInfo& info) -> std::unique_ptr<Kernel> {
-    // Statically non-float: the reference kernel directly.
-    if (!info.input_types.empty() && info.input_types[0] && info.input_types[0]->elem != DataType::Undefined &&
-        !is_float_input(info, 0))
-      return make_reference(info);
-    return std::make_unique<K>(info);
-  });
-}
-
 }  // namespace
 
 void register_fast_kernels(KernelRegistry& r) {
-  add_fast<FastMatMul>(r, "MatMul");
-  add_fast<FastGemm>(r, "Gemm");
-  add_fast<FastConv>(r, "Conv");
+  add_fast_kernel<FastMatMul>(r, "", "MatMul");
+  add_fast_kernel<FastGemm>(r, "", "Gemm");
+  add_fast_kernel<FastConv>(r, "", "Conv");
 }
 
 }  // namespace fusor

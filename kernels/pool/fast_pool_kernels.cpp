@@ -1,11 +1,9 @@
 // The "fast" (priority 10) 2-D MaxPool / AveragePool kernels (ONNX, NCHW) and NhwcMaxPool /
 // NhwcAveragePool (fusor domain, NHWC) on pool2d. Float and 2-D only: any other case (N-d, other
 // element types, MaxPool's Indices output) goes to the reference kernel created alongside.
-#include <memory>
-
 #include "kernels/common/conv_params.h"
 #include "kernels/common/kernel_util.h"
-#include "kernels/fused/common.h"
+#include "kernels/common/fast_kernel.h"
 #include "kernels/kernel.h"
 #include "kernels/pool/pool2d.h"
 #include "kernels/register.h"
@@ -15,12 +13,12 @@ namespace fusor {
 namespace {
 
 template <PoolMode kMode, bool kNhwc>
-class FastPool2d : public Kernel {
+class FastPool2d : public FastKernel {
  public:
   explicit FastPool2d(const KernelInfo& info)
-      : attrs_(WindowAttrs::parse(info.n(), WindowKind::Pool)),
-        count_include_pad_(info.n().attr_int("count_include_pad", 0) != 0),
-        fallback_(fused::make_reference(info)) {}
+      : FastKernel(info),
+        attrs_(WindowAttrs::parse(info.n(), WindowKind::Pool)),
+        count_include_pad_(info.n().attr_int("count_include_pad", 0) != 0) {}
 
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);
@@ -38,24 +36,15 @@ class FastPool2d : public Kernel {
  private:
   WindowAttrs attrs_;
   bool count_include_pad_;
-  std::unique_ptr<Kernel> fallback_;
 };
-
-template <class K>
-void add(KernelRegistry& r, const char* domain, const char* op) {
-  r.add(domain, op, "fast", 10, [](const KernelInfo& info) -> std::unique_ptr<Kernel> {
-    if (fused::known_not_float(info, 0)) return fused::make_reference(info);
-    return std::make_unique<K>(info);
-  });
-}
 
 }  // namespace
 
 void register_fast_pool_kernels(KernelRegistry& r) {
-  add<FastPool2d<PoolMode::Max, false>>(r, "", "MaxPool");
-  add<FastPool2d<PoolMode::Average, false>>(r, "", "AveragePool");
-  add<FastPool2d<PoolMode::Max, true>>(r, kFusorDomain, "NhwcMaxPool");
-  add<FastPool2d<PoolMode::Average, true>>(r, kFusorDomain, "NhwcAveragePool");
+  add_fast_kernel<FastPool2d<PoolMode::Max, false>>(r, "", "MaxPool");
+  add_fast_kernel<FastPool2d<PoolMode::Average, false>>(r, "", "AveragePool");
+  add_fast_kernel<FastPool2d<PoolMode::Max, true>>(r, kFusorDomain, "NhwcMaxPool");
+  add_fast_kernel<FastPool2d<PoolMode::Average, true>>(r, kFusorDomain, "NhwcAveragePool");
 }
 
 }  // namespace fusor
