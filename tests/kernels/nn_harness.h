@@ -2,6 +2,8 @@
 // KernelRegistry and runs it with a minimal KernelContext (heap-allocated outputs and scratch,
 // the process-wide serial thread pool).
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <memory>
 #include <string>
@@ -109,6 +111,19 @@ inline std::vector<Tensor> run_op(const std::string& op, const std::vector<const
                                   bool inplace = false) {
   OneNode one(op, static_cast<int>(inputs.size()), num_outputs, std::move(attrs));
   return run_kernel(KernelRegistry::global(), one.graph, one.node(), opset, inputs, "reference", inplace);
+}
+
+// The elements of t as doubles, for comparisons with hand-computed values.
+inline std::vector<double> values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.as_double(i));
+  return v;
+}
+
+// t has want's element count and each element is within tol of want's.
+inline void expect_near(const Tensor& t, const std::vector<double>& want, double tol = 1e-5) {
+  ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.as_double(static_cast<int64_t>(i)), want[i], tol) << "element " << i;
 }
 
 }  // namespace fusor::test

@@ -10,17 +10,6 @@
 namespace fusor::test {
 namespace {
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.as_double(i));
-  return v;
-}
-
-void expect_near(const Tensor& t, const std::vector<double>& want, double tol = 1e-5) {
-  ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.as_double(static_cast<int64_t>(i)), want[i], tol) << "element " << i;
-}
-
 TEST(RefExtraOps, HannWindowPeriodicAndSymmetric) {
   Tensor n = Tensor::scalar<int64_t>(4);
   expect_near(run_op("HannWindow", {&n})[0], {0, 0.5, 1, 0.5});  // periodic: N1 = 4

@@ -8,17 +8,6 @@
 namespace fusor::test {
 namespace {
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.as_double(i));
-  return v;
-}
-
-void expect_near(const Tensor& t, const std::vector<double>& want, double tol = 1e-5) {
-  ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.as_double(static_cast<int64_t>(i)), want[i], tol) << "element " << i;
-}
-
 // [[1, 2, 3], [4, 5, 6]]
 Tensor m23() { return Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6}); }
 

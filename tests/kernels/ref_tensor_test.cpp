@@ -6,12 +6,6 @@
 namespace fusor::test {
 namespace {
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.as_double(i));
-  return v;
-}
-
 std::vector<double> iota_values(int n) {
   std::vector<double> v;
   for (int i = 0; i < n; ++i) v.push_back(i);
