@@ -209,6 +209,7 @@ class Runner {
     if (op.id() >= by_op_.size()) return;
     const bool explaining = !opts_.explain_rule.empty();
     const std::vector<int>& candidates = by_op_[op.id()];
+    if (candidates.empty()) return;
     operand_ops(g, g.node(n), operand_ops_);  // read once, tested by every candidate's prefilter
     for (size_t ci = 0; ci < candidates.size(); ++ci) {
       int c = candidates[ci];
