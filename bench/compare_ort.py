@@ -106,7 +106,7 @@ def run_json(cmd):
 
 def fusor_bench(opts, path, dims, threads):
     cmd = [opts["fusor"], "bench", path, "--json", "--level", opts["level"], "--threads", str(threads),
-           "--runs", str(opts["runs"]), "--warmup", str(opts["warmup"])] + dim_flags(dims)
+           "--runs", str(opts["runs"]), "--warmup", str(opts["warmup"])] + dim_flags(dims) + opts.get("extra", [])
     return run_json(cmd)
 
 
@@ -173,7 +173,7 @@ def check(opts, name, path):
         san = "".join(c if c.isalnum() or c in "_.-" else "_" for c in i.name)
         flags += ["--input", "%s=%s" % (i.name, os.path.join(ref, "in.%s.npy" % san))]
     cmd = [opts["fusor"], "run", path, "--level", opts["level"], "--threads", "1", "--output-dir", got,
-           "--output-format", "npy"] + flags + dim_flags(dims)
+           "--output-format", "npy"] + flags + dim_flags(dims) + opts.get("extra", [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         print("%-16s FAIL: fusor run exited %d: %s" % (name, r.returncode, r.stderr.strip()[-1000:]), flush=True)

@@ -12,6 +12,15 @@ accuracy). Opset 13, batch dim symbolic ("N") unless a model says otherwise.
   convnext_tiny   torchvision convnext_tiny (~110 MB): the load/save benchmark
   transformer     a 2-layer nn.TransformerEncoder, batch and sequence dims symbolic
   if_lstm         an LSTM followed by an If on the sign of the sum of its output
+
+The broad benchmark set (bench/broad.py), BatchNormalization folded as a normal export does:
+  resnet34, mobilenet_v3_large, efficientnet_b0, regnet_y_400mf, shufflenet_v2, densenet121,
+  squeezenet1_1 (copied from examples/models), vit_tiny (torchvision VisionTransformer, 12 layers,
+  3 heads of 64), bert_like (an HF-BERT-style encoder: separate Q/K/V projections, head split by
+  Reshape+Transpose, additive padding mask, erf GELU, post-LayerNorm; dims N, S), gpt_like (a
+  GPT-2-style decoder: one QKV projection split three ways, causal mask by Where, tanh GELU,
+  pre-LayerNorm; dims N, S), lstm_voice (2-layer LSTM over 40 features, sigmoid head; dims N, T),
+  gru_voice (GRU, same shape)
 """
 import os
 import sys
@@ -81,12 +90,143 @@ def if_lstm(path):
     export(m, (torch.randn(2, 5, 8),), path, ["x"], ["y"], {"x": {0: "N", 1: "T"}, "y": {0: "N", 1: "T"}})
 
 
+def vit_tiny(path):
+    torch.manual_seed(0)
+    m = torchvision.models.VisionTransformer(image_size=224, patch_size=16, num_layers=12, num_heads=3,
+                                             hidden_dim=192, mlp_dim=768)
+    export(m, torch.randn(1, 3, 224, 224), path, ["input"], ["logits"], {"input": {0: "N"}, "logits": {0: "N"}})
+
+
+class BertLayer(torch.nn.Module):
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.q, self.k, self.v = torch.nn.Linear(d, d), torch.nn.Linear(d, d), torch.nn.Linear(d, d)
+        self.o = torch.nn.Linear(d, d)
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d, eps=1e-12), torch.nn.LayerNorm(d, eps=1e-12)
+        self.ff1, self.ff2 = torch.nn.Linear(d, ff), torch.nn.Linear(ff, d)
+
+    def heads(self, x):
+        n, s, _ = x.shape
+        return x.view(n, s, self.h, self.dh).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask):
+        n, s, d = x.shape
+        q, k, v = self.heads(self.q(x)), self.heads(self.k(x)), self.heads(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / (self.dh ** 0.5) + mask
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).reshape(n, s, d)
+        x = self.ln1(x + self.o(ctx))
+        return self.ln2(x + self.ff2(torch.nn.functional.gelu(self.ff1(x))))
+
+
+class BertLike(torch.nn.Module):
+    def __init__(self, vocab=8000, d=384, heads=6, ff=1536, layers=4, max_pos=512):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, d), torch.nn.Embedding(max_pos, d)
+        self.ln = torch.nn.LayerNorm(d, eps=1e-12)
+        self.layers = torch.nn.ModuleList([BertLayer(d, heads, ff) for _ in range(layers)])
+
+    def forward(self, input_ids, attention_mask):
+        s = input_ids.shape[1]
+        x = self.ln(self.tok(input_ids) + self.pos(torch.arange(s).unsqueeze(0)))
+        mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask)
+        return x
+
+
+def bert_like(path):
+    torch.manual_seed(0)
+    ids = torch.randint(0, 8000, (1, 128))
+    export(BertLike(), (ids, torch.ones(1, 128, dtype=torch.int64)), path, ["input_ids", "attention_mask"],
+           ["hidden"], {"input_ids": {0: "N", 1: "S"}, "attention_mask": {0: "N", 1: "S"}, "hidden": {0: "N", 1: "S"}})
+
+
+class GptBlock(torch.nn.Module):
+    def __init__(self, d, heads, max_pos):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(max_pos, max_pos)).view(1, 1, max_pos, max_pos))
+
+    def forward(self, x):
+        n, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = [t.view(n, s, self.h, self.dh).transpose(1, 2) for t in (q, k, v)]
+        att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / self.dh ** 0.5)
+        att = att.masked_fill(self.bias[:, :, :s, :s] == 0, float("-inf"))
+        y = torch.matmul(torch.softmax(att, dim=-1), v).transpose(1, 2).contiguous().view(n, s, d)
+        x = x + self.proj(y)
+        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class GptLike(torch.nn.Module):
+    def __init__(self, vocab=8000, d=256, heads=4, layers=4, max_pos=512):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, d), torch.nn.Embedding(max_pos, d)
+        self.blocks = torch.nn.ModuleList([GptBlock(d, heads, max_pos) for _ in range(layers)])
+        self.ln = torch.nn.LayerNorm(d)
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+
+    def forward(self, input_ids):
+        s = input_ids.shape[1]
+        x = self.tok(input_ids) + self.pos(torch.arange(s).unsqueeze(0))
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x))
+
+
+def gpt_like(path):
+    torch.manual_seed(0)
+    export(GptLike(), (torch.randint(0, 8000, (1, 128)),), path, ["input_ids"], ["logits"],
+           {"input_ids": {0: "N", 1: "S"}, "logits": {0: "N", 1: "S"}})
+
+
+class Voice(torch.nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(input_size=40, hidden_size=64, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(64, 1)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return torch.sigmoid(self.head(y))
+
+
+def voice(cell):
+    def make(path):
+        torch.manual_seed(0)
+        export(Voice(cell), (torch.randn(1, 32, 40),), path, ["feats"], ["prob"],
+               {"feats": {0: "N", 1: "T"}, "prob": {0: "N", 1: "T"}})
+    return make
+
+
+def squeezenet1_1(path):
+    import shutil
+    shutil.copyfile(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                 "examples", "models", "squeezenet1_1.onnx"), path)
+
+
 MODELS = {
     "resnet18": image_model(torchvision.models.resnet18, keep_batchnorm=True),
     "mobilenet_v2": image_model(torchvision.models.mobilenet_v2, keep_batchnorm=True),
     "convnext_tiny": image_model(torchvision.models.convnext_tiny, keep_batchnorm=False),
     "transformer": transformer,
     "if_lstm": if_lstm,
+    "resnet34": image_model(torchvision.models.resnet34, keep_batchnorm=False),
+    "mobilenet_v3_large": image_model(torchvision.models.mobilenet_v3_large, keep_batchnorm=False),
+    "efficientnet_b0": image_model(torchvision.models.efficientnet_b0, keep_batchnorm=False),
+    "regnet_y_400mf": image_model(torchvision.models.regnet_y_400mf, keep_batchnorm=False),
+    "shufflenet_v2": image_model(torchvision.models.shufflenet_v2_x1_0, keep_batchnorm=False),
+    "densenet121": image_model(torchvision.models.densenet121, keep_batchnorm=False),
+    "squeezenet1_1": squeezenet1_1,
+    "vit_tiny": vit_tiny,
+    "bert_like": bert_like,
+    "gpt_like": gpt_like,
+    "lstm_voice": voice(torch.nn.LSTM),
+    "gru_voice": voice(torch.nn.GRU),
 }
 
 

