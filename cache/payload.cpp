@@ -2,10 +2,10 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/export_graph.h"
-#include "engine/onnx/onnx_io.h"
-#include "engine/util/json.h"
+#include "core/util/error.h"
+#include "core/onnx/export_graph.h"
+#include "core/onnx/onnx_io.h"
+#include "core/util/json.h"
 
 namespace fusor::cache {
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 
 namespace fusor::cache {
 

@@ -13,7 +13,7 @@
 
 #include "cache/hash.h"
 #include "cache/sqlite.h"
-#include "engine/util/log.h"
+#include "core/util/log.h"
 
 namespace fusor::cache {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 namespace fusor::cli {
 

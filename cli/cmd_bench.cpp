@@ -6,9 +6,9 @@
 #include "cli/command.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
-#include "engine/ir/error.h"
-#include "engine/util/json.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/error.h"
+#include "core/util/json.h"
+#include "core/util/stopwatch.h"
 
 namespace fusor::cli {
 

@@ -6,8 +6,8 @@
 #include "cache/store.h"
 #include "cli/command.h"
 #include "cli/report.h"
-#include "engine/ir/error.h"
-#include "engine/util/json.h"
+#include "core/util/error.h"
+#include "core/util/json.h"
 
 namespace fusor::cli {
 

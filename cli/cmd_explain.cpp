@@ -4,10 +4,10 @@
 
 #include "cli/command.h"
 #include "cli/optimize_flags.h"
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/optimize.h"
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 namespace fusor::cli {
 

@@ -6,13 +6,13 @@
 #include "cli/report.h"
 #include "engine/session/partition.h"
 #include "engine/session/transpose_report.h"
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/model_stats.h"
 #include "engine/session/optimize.h"
 #include "engine/session/optimize_cached.h"
-#include "engine/util/log.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/log.h"
+#include "core/util/stopwatch.h"
 
 namespace fusor::cli {
 

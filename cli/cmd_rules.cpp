@@ -12,10 +12,10 @@
 #include "cli/cmd_rules_test.h"
 #include "cli/command.h"
 #include "dsl/rules.h"
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/lower.h"
 #include "engine/session/optimize.h"
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 namespace fusor::cli {
 

@@ -7,10 +7,10 @@
 
 #include "cli/command.h"
 #include "cli/optimize_flags.h"
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/ruletest/model_check.h"
 #include "engine/ruletest/rule_tests.h"
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 namespace fusor::cli {
 

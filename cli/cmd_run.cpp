@@ -7,9 +7,9 @@
 #include "cli/command.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
-#include "engine/ir/error.h"
-#include "engine/onnx/tensor_io.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/error.h"
+#include "core/onnx/tensor_io.h"
+#include "core/util/stopwatch.h"
 
 namespace fusor::cli {
 

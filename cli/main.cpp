@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "engine/ir/error.h"
-#include "engine/util/log.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
 
 namespace fusor::cli {
 namespace {

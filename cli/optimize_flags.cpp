@@ -1,6 +1,6 @@
 #include "cli/optimize_flags.h"
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 namespace fusor::cli {
 

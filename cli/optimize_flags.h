@@ -11,7 +11,7 @@
 // (it knows the loaded rules).
 #pragma once
 #include "cli/args.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/optimize.h"
 #include "engine/session/optimize_cached.h"
 

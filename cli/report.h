@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/session/model_stats.h"
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 namespace fusor::cli {
 

@@ -4,12 +4,12 @@
 #include <tuple>
 
 #include "cli/optimize_flags.h"
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/inputs.h"
 #include "engine/session/prepare.h"
-#include "engine/util/log.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/log.h"
+#include "core/util/stopwatch.h"
 
 namespace fusor::cli {
 

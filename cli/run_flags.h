@@ -13,7 +13,7 @@
 
 #include "cli/args.h"
 #include "engine/exec/executor.h"
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 #include "engine/session/optimize.h"
 
 namespace fusor::cli {

@@ -1,12 +1,12 @@
 // fusor's own ops (domain "fusor") as the rule checks see them: the catalog table of
-// engine/ops/fusor_ops.h (the single source of truth, also behind the ONNX schemas) parsed into
+// core/ops/fusor_ops.h (the single source of truth, also behind the ONNX schemas) parsed into
 // the DSL's OpInfo.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "dsl/op_catalog.h"
-#include "engine/ops/fusor_ops.h"
+#include "core/ops/fusor_ops.h"
 
 namespace fusor::dsl {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/dtype.h"
+#include "core/ir/dtype.h"
 
 namespace fusor::dsl {
 

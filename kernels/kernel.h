@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/ir/error.h"
-#include "engine/ir/graph.h"
-#include "engine/ir/tensor.h"
+#include "core/util/error.h"
+#include "core/ir/graph.h"
+#include "core/ir/tensor.h"
 
 namespace fusor {
 

@@ -5,7 +5,7 @@
 // as the library API maps it (api_error_code).
 #include <pybind11/pybind11.h>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/session/api_error.h"  // api_error_code: the library's mapping of internal errors
 #include "fusor/error.h"
 #include "python/bindings.h"

@@ -5,7 +5,7 @@
 //   test(paths, models=(), ...) -> the dict `fusor rules test --json` prints (same keys).
 
 #include "dsl/rules.h"
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/lower.h"
 #include "python/bindings.h"
 #ifdef FUSOR_PY_HAVE_RULETEST

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/ir/tensor.h"
+#include "core/ir/tensor.h"
 
 namespace fusor {
 

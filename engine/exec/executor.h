@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "engine/exec/plan.h"
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 #include "kernels/thread_pool.h"
 
 namespace fusor {

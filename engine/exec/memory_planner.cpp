@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 namespace fusor {
 

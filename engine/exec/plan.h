@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "engine/exec/memory_planner.h"
-#include "engine/ir/graph.h"
-#include "engine/ir/model.h"
+#include "core/ir/graph.h"
+#include "core/ir/model.h"
 #include "kernels/kernel.h"
 
 namespace fusor {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/infer.h"
 #include "engine/rewrite/kernel_gate.h"

@@ -5,8 +5,8 @@
 
 #include <onnx/defs/schema.h>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/fusor_schemas.h"
+#include "core/util/error.h"
+#include "core/onnx/fusor_schemas.h"
 #include "kernels/common/half.h"
 
 namespace fusor {

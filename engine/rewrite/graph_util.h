@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/rewrite/pattern.h"
 
 namespace fusor {

@@ -3,8 +3,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "engine/onnx/fusor_schemas.h"
-#include "engine/onnx/tensor_proto.h"
+#include "core/onnx/fusor_schemas.h"
+#include "core/onnx/tensor_proto.h"
 #include "engine/rewrite/graph_util.h"
 
 namespace fusor {

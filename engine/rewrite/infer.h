@@ -3,7 +3,7 @@
 // run on the node's input types and small constant inputs. Cheaper than re-inferring the model
 // after every rewrite; the session may still call fusor::infer_shapes once at the end.
 #pragma once
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace fusor {
 

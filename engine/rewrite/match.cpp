@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/explain.h"
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/predicate.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/rewrite/normalize.h"
 #include "engine/rewrite/pattern.h"
 

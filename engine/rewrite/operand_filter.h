@@ -10,7 +10,7 @@
 #pragma once
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/rewrite/pattern.h"
 
 namespace fusor {

@@ -36,9 +36,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/attribute.h"
-#include "engine/ir/dtype.h"
-#include "engine/ir/symbol.h"
+#include "core/ir/attribute.h"
+#include "core/ir/dtype.h"
+#include "core/ir/symbol.h"
 
 namespace fusor {
 

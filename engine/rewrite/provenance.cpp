@@ -2,8 +2,8 @@
 
 #include <unordered_set>
 
-#include "engine/ir/error.h"
-#include "engine/util/json.h"
+#include "core/util/error.h"
+#include "core/util/json.h"
 
 namespace fusor {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace fusor {
 

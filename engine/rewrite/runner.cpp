@@ -5,10 +5,10 @@
 #include <map>
 #include <set>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/operand_filter.h"
 #include "engine/rewrite/type_refine.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/rewrite/apply.h"
 #include "engine/rewrite/passes.h"
 

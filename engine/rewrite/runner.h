@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 #include "engine/rewrite/explain.h"
 #include "engine/rewrite/match.h"
 #include "engine/rewrite/pattern.h"

@@ -9,7 +9,7 @@
 #pragma once
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace fusor {
 

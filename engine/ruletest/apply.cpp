@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/lower.h"
 #include "engine/rewrite/passes.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "dsl/rules.h"
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 #include "engine/rewrite/runner.h"
 
 namespace fusor::ruletest {

@@ -8,7 +8,7 @@
 #include "dsl/op_catalog.h"
 #include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/infer.h"
-#include "engine/ops/fusor_ops.h"
+#include "core/ops/fusor_ops.h"
 #include "engine/rewrite/normalize.h"
 #include "engine/ruletest/test_values.h"
 

@@ -36,7 +36,7 @@
 #include <string>
 
 #include "dsl/ast.h"
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 
 namespace fusor::ruletest {
 

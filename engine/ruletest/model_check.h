@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "dsl/rules.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/ruletest/compare.h"
 #include "engine/ruletest/rule_tests.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/ruletest/apply.h"
 #include "engine/ruletest/instantiate.h"
 #include "engine/ruletest/test_opset.h"

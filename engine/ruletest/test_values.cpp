@@ -1,6 +1,6 @@
 #include "engine/ruletest/test_values.h"
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/session/inputs.h"
 #include "engine/rewrite/graph_util.h"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/ir/tensor.h"
+#include "core/ir/tensor.h"
 
 namespace fusor::ruletest {
 

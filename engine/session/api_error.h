@@ -1,4 +1,4 @@
-// The library API's error boundary: internal fusor::Error (engine/ir/error.h) and other
+// The library API's error boundary: internal fusor::Error (core/util/error.h) and other
 // exceptions become the public fusor::Exception (include/fusor/error.h).
 //   Usage -> InvalidArgument, BadInput -> InvalidGraph (NoSuchFile when the model file is
 //   missing: checked before loading), Internal and anything else -> Fail.
@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "fusor/error.h"
 
 namespace fusor {

@@ -6,7 +6,7 @@
 #include "engine/session/api_options.h"
 #include "engine/session/api_tensor.h"
 #include "engine/session/prepare.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/stopwatch.h"
 #include "fusor/session.h"
 
 namespace fusor {

@@ -1,8 +1,8 @@
 // Conversions between the public HostTensor / TensorInfo (include/fusor/tensor.h) and the
 // engine's Tensor / Value, without copying tensor data.
 #pragma once
-#include "engine/ir/graph.h"
-#include "engine/ir/tensor.h"
+#include "core/ir/graph.h"
+#include "core/ir/tensor.h"
 #include "fusor/tensor.h"
 
 namespace fusor {

@@ -4,7 +4,7 @@
 // against the no-reuse total. Subgraph plans are summarized. Keys are listed in docs/cli.md.
 #pragma once
 #include "engine/exec/executor.h"
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 namespace fusor {
 

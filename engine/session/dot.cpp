@@ -1,6 +1,6 @@
 #include "engine/session/dot.h"
 
-#include "engine/ir/symbol.h"
+#include "core/ir/symbol.h"
 #include "engine/rewrite/provenance.h"
 
 namespace fusor {

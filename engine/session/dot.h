@@ -8,7 +8,7 @@
 #pragma once
 #include <string>
 
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 
 namespace fusor {
 

@@ -6,7 +6,7 @@
 
 #include "dsl/rules.h"
 #include "dsl/suggest.h"
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/passes.h"
 
 namespace fusor {

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <functional>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/tensor_io.h"
+#include "core/util/error.h"
+#include "core/onnx/tensor_io.h"
 #include "kernels/common/half.h"
 
 namespace fusor {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/exec/executor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace fusor {
 

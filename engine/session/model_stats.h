@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 
 namespace fusor {
 

@@ -7,8 +7,8 @@
 #include <iostream>
 #include <set>
 
-#include "engine/ir/error.h"
-#include "engine/util/log.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
 #include "dsl/provider.h"
 #include "dsl/rules.h"
 #include "engine/rewrite/kernel_gate.h"

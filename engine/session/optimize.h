@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "dsl/ast.h"
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 #include "engine/rewrite/explain.h"
 
 namespace fusor {

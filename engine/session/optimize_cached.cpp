@@ -14,12 +14,12 @@
 #include "cache/payload.h"
 #include "cache/store.h"
 #include "dsl/provider.h"
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/session/model_stats.h"
 #include "engine/session/optimized_stamp.h"
 #include "engine/session/rule_set_hash.h"
-#include "engine/util/log.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/log.h"
+#include "core/util/stopwatch.h"
 
 namespace fusor {
 

@@ -20,8 +20,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/ir/model.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/ir/model.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/optimize.h"
 #include "engine/session/prepare.h"
 

@@ -1,8 +1,8 @@
 #include "engine/session/optimized_stamp.h"
 
-#include "engine/ir/error.h"
-#include "engine/ir/symbol.h"
-#include "engine/ops/fusor_ops.h"
+#include "core/util/error.h"
+#include "core/ir/symbol.h"
+#include "core/ops/fusor_ops.h"
 
 namespace fusor {
 

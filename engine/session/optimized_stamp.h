@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 #include "engine/session/optimize.h"
 
 namespace fusor {

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <set>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/kernel_gate.h"
 #include "engine/rewrite/normalize.h"
 #include "engine/session/optimize.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "dsl/provider.h"
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 
 namespace fusor {
 

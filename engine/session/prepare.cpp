@@ -3,8 +3,8 @@
 #include "engine/session/optimize_cached.h"
 #include "engine/session/partition.h"
 
-#include "engine/util/log.h"
-#include "engine/util/stopwatch.h"
+#include "core/util/log.h"
+#include "core/util/stopwatch.h"
 
 namespace fusor {
 

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "engine/exec/executor.h"
-#include "engine/ir/model.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/ir/model.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/optimize.h"
 
 namespace fusor {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/session/optimize.h"
 
 namespace fusor {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/model.h"
+#include "core/ir/model.h"
 
 namespace fusor {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 namespace fusor {
 

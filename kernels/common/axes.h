@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/tensor.h"
+#include "core/ir/tensor.h"
 
 namespace fusor {
 

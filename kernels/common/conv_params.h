@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/graph.h"
-#include "engine/ir/tensor.h"
+#include "core/ir/graph.h"
+#include "core/ir/tensor.h"
 
 namespace fusor {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <type_traits>
 
-#include "engine/ir/dtype.h"
-#include "engine/ir/error.h"
+#include "core/ir/dtype.h"
+#include "core/util/error.h"
 
 namespace fusor {
 

@@ -1,6 +1,6 @@
 #include "kernels/common/matmul_shape.h"
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 namespace fusor {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "kernels/conv/depthwise_kernels.h"
 #include "kernels/thread_pool.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "kernels/common/dtype_dispatch.h"
 
 namespace fusor::fused {

@@ -9,7 +9,7 @@
 #pragma once
 #include <cmath>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "kernels/epilogue.h"
 
 namespace fusor::fused {

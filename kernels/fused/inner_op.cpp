@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "kernels/common/strided_copy.h"
 
 namespace fusor::fused {

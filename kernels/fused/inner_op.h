@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "kernels/kernel.h"
 
 namespace fusor::fused {

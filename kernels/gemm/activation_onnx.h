@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "kernels/epilogue.h"
 
 namespace fusor {

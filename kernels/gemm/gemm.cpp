@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "kernels/gemm/gemm_kernels.h"
 #include "kernels/thread_pool.h"
 

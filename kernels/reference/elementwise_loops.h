@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "engine/ir/tensor.h"
+#include "core/ir/tensor.h"
 #include "kernels/common/broadcast.h"
 #include "kernels/thread_pool.h"
 

@@ -6,7 +6,7 @@
 
 #include "cache/key.h"
 #include "engine/exec/executor.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/session/inputs.h"
 #include "engine/session/optimize_cached.h"
 #include "tests/cache/cache_test_util.h"

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 extern char** environ;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 namespace fusor::clitest {
 

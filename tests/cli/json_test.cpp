@@ -1,10 +1,10 @@
-// engine/util/json: the writer the reports use and the parser the CLI tests read them with.
+// core/util/json: the writer the reports use and the parser the CLI tests read them with.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "engine/ir/error.h"
-#include "engine/util/json.h"
+#include "core/util/error.h"
+#include "core/util/json.h"
 
 namespace fusor {
 namespace {

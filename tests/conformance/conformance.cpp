@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "engine/exec/executor.h"
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
-#include "engine/onnx/tensor_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
+#include "core/onnx/tensor_io.h"
 #include "kernels/common/half.h"
 #include "kernels/kernel.h"
 #include "tests/conformance/known_divergent.h"

@@ -8,9 +8,9 @@
 #include <random>
 #include <sstream>
 
-#include "engine/ir/model.h"
-#include "engine/onnx/onnx_io.h"
-#include "engine/onnx/tensor_io.h"
+#include "core/ir/model.h"
+#include "core/onnx/onnx_io.h"
+#include "core/onnx/tensor_io.h"
 
 namespace fusor {
 namespace {

@@ -1,8 +1,8 @@
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 #include <gtest/gtest.h>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 
 using namespace fusor;
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 using namespace fusor;
 

@@ -3,7 +3,7 @@
 // dilations, asymmetric pads, batch > 1, odd channels, tails; every epilogue part.
 #include <gtest/gtest.h>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "kernels/conv/conv.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/gemm_test_util.h"

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "engine/onnx/onnx_io.h"
-#include "engine/onnx/tensor_io.h"
+#include "core/onnx/onnx_io.h"
+#include "core/onnx/tensor_io.h"
 #include "kernels/cpu_features.h"
 #include "tests/kernels/gemm_test_util.h"
 #include "tests/kernels/nn_harness.h"

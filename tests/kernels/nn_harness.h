@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
 

@@ -13,8 +13,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/onnx/onnx_io.h"
-#include "engine/onnx/tensor_io.h"
+#include "core/onnx/onnx_io.h"
+#include "core/onnx/tensor_io.h"
 #include "kernels/register.h"
 #include "tests/kernels/nn_harness.h"
 

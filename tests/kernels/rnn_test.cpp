@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/onnx/tensor_io.h"
+#include "core/onnx/tensor_io.h"
 #include "tests/kernels/nn_harness.h"
 
 namespace fusor::test {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "engine/exec/executor.h"
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/infer.h"
 #include "engine/session/optimize.h"
 #include "engine/session/partition.h"

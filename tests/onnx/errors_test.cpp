@@ -1,8 +1,8 @@
 // Bad input: each case is a one-line BadInput naming the file and, where there is one, the node.
 #include <gtest/gtest.h>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "proto_builder.h"
 
 using namespace fusor;

@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "proto_builder.h"
 #include "proto_compare.h"
 

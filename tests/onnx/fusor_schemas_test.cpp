@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "engine/onnx/fusor_schemas.h"
-#include "engine/onnx/onnx_io.h"
-#include "engine/ops/fusor_ops.h"
+#include "core/onnx/fusor_schemas.h"
+#include "core/onnx/onnx_io.h"
+#include "core/ops/fusor_ops.h"
 #include "tests/onnx/fused_models.h"
 
 namespace fusor::test {

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <random>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 
 using namespace fusor;
 

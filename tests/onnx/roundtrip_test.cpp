@@ -9,8 +9,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "proto_builder.h"
 #include "proto_compare.h"
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/tensor_io.h"
+#include "core/util/error.h"
+#include "core/onnx/tensor_io.h"
 #include "proto_builder.h"
 
 using namespace fusor;

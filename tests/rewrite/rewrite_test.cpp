@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/runner.h"
 #include "test_util.h"
 

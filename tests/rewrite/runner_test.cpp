@@ -1,7 +1,7 @@
 // The fixed-point loop: built-in passes, determinism, termination, worklist locality, subgraphs.
 #include <gtest/gtest.h>
 
-#include "engine/ir/error.h"
+#include "core/util/error.h"
 #include "engine/rewrite/runner.h"
 #include "test_util.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/rewrite/infer.h"
 #include "engine/rewrite/pattern.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/onnx/onnx_io.h"
+#include "core/onnx/onnx_io.h"
 
 namespace fusor::test {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "chain_model.h"
-#include "engine/util/json.h"
+#include "core/util/json.h"
 
 using namespace fusor;
 namespace fs = std::filesystem;

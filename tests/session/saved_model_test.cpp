@@ -3,8 +3,8 @@
 // optimized for another provider.
 #include <set>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "engine/rewrite/provenance.h"
 #include "engine/session/optimized_stamp.h"
 #include "engine/session/rule_set_hash.h"

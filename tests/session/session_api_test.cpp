@@ -4,9 +4,9 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/ir/model.h"
-#include "engine/onnx/onnx_io.h"
-#include "engine/util/json.h"
+#include "core/ir/model.h"
+#include "core/onnx/onnx_io.h"
+#include "core/util/json.h"
 #include "tests/session/session_test_util.h"
 
 namespace fusor::sessiontest {

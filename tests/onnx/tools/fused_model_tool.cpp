@@ -5,8 +5,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 #include "tests/onnx/fused_models.h"
 
 int main(int argc, char** argv) {

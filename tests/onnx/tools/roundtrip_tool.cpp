@@ -4,8 +4,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "engine/ir/error.h"
-#include "engine/onnx/onnx_io.h"
+#include "core/util/error.h"
+#include "core/onnx/onnx_io.h"
 
 int main(int argc, char** argv) {
   fusor::SaveOptions so;

@@ -1,0 +1,168 @@
+#include "core/ir/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/util/error.h"
+
+namespace fusor {
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  if (s.empty()) return "scalar";
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += 'x';
+    out += std::to_string(s[i]);
+  }
+  return out;
+}
+
+namespace {
+
+class AlignedBuffer : public Buffer {
+ public:
+  AlignedBuffer(size_t bytes, bool zero) : size_(bytes) {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    data_ = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (!data_) throw Error(ErrorKind::Internal, "out of memory allocating " + std::to_string(bytes) + " bytes");
+    if (zero) std::memset(data_, 0, rounded ? rounded : 64);
+  }
+  ~AlignedBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  void* data_;
+  size_t size_;
+};
+
+class StringBuffer : public Buffer {
+ public:
+  explicit StringBuffer(std::string&& s) : s_(std::move(s)) {}
+  void* data() override { return s_.data(); }
+  size_t size() const override { return s_.size(); }
+
+ private:
+  std::string s_;
+};
+
+class ExternalBuffer : public Buffer {
+ public:
+  ExternalBuffer(void* d, size_t n) : d_(d), n_(n) {}
+  void* data() override { return d_; }
+  size_t size() const override { return n_; }
+
+ private:
+  void* d_;
+  size_t n_;
+};
+
+}  // namespace
+
+std::shared_ptr<Buffer> make_aligned_buffer(size_t bytes, bool zero) {
+  return std::make_shared<AlignedBuffer>(bytes, zero);
+}
+std::shared_ptr<Buffer> make_string_buffer(std::string&& bytes) {
+  return std::make_shared<StringBuffer>(std::move(bytes));
+}
+std::shared_ptr<Buffer> make_external_buffer(void* data, size_t bytes) {
+  return std::make_shared<ExternalBuffer>(data, bytes);
+}
+
+Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_)
+    if (d < 0) throw Error(ErrorKind::BadInput, "negative dimension in tensor shape " + shape_str(shape_));
+  if (dtype_ == DataType::String) {
+    strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(numel()));
+  } else {
+    buffer_ = make_aligned_buffer(nbytes());
+  }
+}
+
+Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset)
+    : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(offset) {
+  if (buffer_ && offset_ + nbytes() > buffer_->size())
+    throw Error(ErrorKind::BadInput, "tensor of shape " + shape_str(shape_) + " (" + dtype_name(dtype_) +
+                                         ") needs " + std::to_string(nbytes()) + " bytes but its data has " +
+                                         std::to_string(buffer_->size() - std::min(offset_, buffer_->size())));
+}
+
+Tensor Tensor::view(DataType dtype, Shape shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.buffer_ = make_external_buffer(data, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::strings(Shape shape, std::vector<std::string> values) {
+  Tensor t;
+  t.dtype_ = DataType::String;
+  t.shape_ = std::move(shape);
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    throw Error(ErrorKind::BadInput, "string tensor of shape " + shape_str(t.shape_) + " has " +
+                                         std::to_string(values.size()) + " elements");
+  t.strings_ = std::make_shared<std::vector<std::string>>(std::move(values));
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    throw Error(ErrorKind::Internal, "reshape " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (dtype_ == DataType::String) return strings(shape_, *strings_);
+  Tensor t(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+double Tensor::as_double(int64_t i) const {
+  switch (dtype_) {
+    case DataType::Float: return data<float>()[i];
+    case DataType::Double: return data<double>()[i];
+    case DataType::Int64: return static_cast<double>(data<int64_t>()[i]);
+    case DataType::Int32: return data<int32_t>()[i];
+    case DataType::Int16: return data<int16_t>()[i];
+    case DataType::Int8: return data<int8_t>()[i];
+    case DataType::UInt8: return data<uint8_t>()[i];
+    case DataType::UInt16: return data<uint16_t>()[i];
+    case DataType::UInt32: return data<uint32_t>()[i];
+    case DataType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
+    case DataType::Bool: return data<bool>()[i] ? 1.0 : 0.0;
+    default: throw Error(ErrorKind::Internal, std::string("as_double on ") + dtype_name(dtype_));
+  }
+}
+
+int64_t Tensor::as_int64(int64_t i) const {
+  switch (dtype_) {
+    case DataType::Int64: return data<int64_t>()[i];
+    case DataType::Int32: return data<int32_t>()[i];
+    case DataType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    default: return static_cast<int64_t>(as_double(i));
+  }
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) v[i] = as_int64(i);
+  return v;
+}
+
+bool Tensor::bit_equal(const Tensor& o) const {
+  if (dtype_ != o.dtype_ || shape_ != o.shape_) return false;
+  if (dtype_ == DataType::String) return *strings_ == *o.strings_;
+  return nbytes() == 0 || std::memcmp(raw(), o.raw(), nbytes()) == 0;
+}
+
+}  // namespace fusor

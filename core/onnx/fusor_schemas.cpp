@@ -1,0 +1,241 @@
+#include "core/onnx/fusor_schemas.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/symbol.h"
+#include "core/ops/fusor_ops.h"
+
+namespace fusor {
+namespace {
+
+using onnx::InferenceContext;
+using onnx::TypeProto;
+
+// A view of an inference context with some input types replaced, and its outputs collected
+// locally (to be transformed and written back by the caller). Lets a fused op reuse ONNX's own
+// inference function on a transposed or channels-first picture of its tensors.
+class ViewContext : public InferenceContext {
+ public:
+  explicit ViewContext(InferenceContext& base) : base_(base), outputs_(base.getNumOutputs()) {}
+  void set_input(size_t i, TypeProto t) { inputs_[i] = std::move(t); }
+
+  const onnx::AttributeProto* getAttribute(const std::string& n) const override { return base_.getAttribute(n); }
+  size_t getNumInputs() const override { return base_.getNumInputs(); }
+  const TypeProto* getInputType(size_t i) const override {
+    auto it = inputs_.find(i);
+    return it != inputs_.end() ? &it->second : base_.getInputType(i);
+  }
+  const onnx::TensorProto* getInputData(size_t i) const override {
+    return inputs_.count(i) ? nullptr : base_.getInputData(i);
+  }
+  size_t getNumOutputs() const override { return outputs_.size(); }
+  TypeProto* getOutputType(size_t i) override { return &outputs_.at(i); }
+  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& n) override {
+    return base_.getGraphAttributeInferencer(n);
+  }
+  const onnx::SparseTensorProto* getInputSparseData(size_t i) const override {
+    return inputs_.count(i) ? nullptr : base_.getInputSparseData(i);
+  }
+  const onnx::TensorShapeProto* getSymbolicInput(size_t i) const override {
+    return inputs_.count(i) ? nullptr : base_.getSymbolicInput(i);
+  }
+
+  TypeProto& output(size_t i) { return outputs_.at(i); }
+
+ private:
+  InferenceContext& base_;
+  std::map<size_t, TypeProto> inputs_;
+  std::vector<TypeProto> outputs_;
+};
+
+// The type with its shape's dims reordered: new dim j is old dim perm[j].
+TypeProto permuted(const TypeProto& t, const std::vector<int>& perm) {
+  TypeProto out = t;
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return out;
+  const auto& dims = t.tensor_type().shape().dim();
+  if (static_cast<size_t>(dims.size()) != perm.size()) return out;
+  auto* shape = out.mutable_tensor_type()->mutable_shape();
+  for (size_t j = 0; j < perm.size(); ++j) *shape->mutable_dim(static_cast<int>(j)) = dims[perm[j]];
+  return out;
+}
+
+int input_rank(InferenceContext& ctx, size_t i) {
+  if (i >= ctx.getNumInputs() || !ctx.getInputType(i)) return -1;
+  const TypeProto& t = *ctx.getInputType(i);
+  return t.has_tensor_type() && t.tensor_type().has_shape() ? t.tensor_type().shape().dim_size() : -1;
+}
+
+// NHWC <-> NCHW orders for a rank.
+std::vector<int> to_channels_first(int rank) {
+  std::vector<int> p{0, rank - 1};
+  for (int i = 1; i < rank - 1; ++i) p.push_back(i);
+  return p;
+}
+std::vector<int> to_channels_last(int rank) {
+  std::vector<int> p{0};
+  for (int i = 2; i < rank; ++i) p.push_back(i);
+  p.push_back(1);
+  return p;
+}
+
+const onnx::OpSchema& onnx_schema(const char* op) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, "");
+  if (!s) throw std::logic_error(std::string("fusor_schemas: libonnx has no schema for ") + op);
+  return *s;
+}
+
+void run_onnx_inference(const char* op, InferenceContext& ctx) {
+  const auto& fn = onnx_schema(op).GetTypeAndShapeInferenceFunction();
+  if (fn) fn(ctx);
+}
+
+// ONNX's inference of `op` on a channels-first view of input 0; output 0 permuted back.
+void infer_nhwc(const char* op, InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const int rank = input_rank(ctx, 0);
+  if (rank < 3) return;
+  ViewContext view(ctx);
+  view.set_input(0, permuted(*ctx.getInputType(0), to_channels_first(rank)));
+  run_onnx_inference(op, view);
+  const TypeProto& y = view.output(0);
+  if (y.has_tensor_type() && y.tensor_type().has_shape() && y.tensor_type().shape().dim_size() == rank)
+    *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape() =
+        permuted(y, to_channels_last(rank)).tensor_type().shape();
+}
+
+// MatMul with transA/transB: ONNX's MatMul inference on the transposed views.
+void infer_fused_matmul(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  ViewContext view(ctx);
+  for (size_t i = 0; i < 2; ++i) {
+    const char* attr = i == 0 ? "transA" : "transB";
+    const int rank = input_rank(ctx, i);
+    if (onnx::getAttribute(ctx, attr, 0) == 0 || rank < 2) continue;
+    std::vector<int> perm;
+    for (int d = 0; d < rank; ++d) perm.push_back(d);
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    view.set_input(i, permuted(*ctx.getInputType(i), perm));
+  }
+  run_onnx_inference("MatMul", view);
+  const TypeProto& y = view.output(0);
+  if (y.has_tensor_type() && y.tensor_type().has_shape())
+    *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape() = y.tensor_type().shape();
+}
+
+// Y: Q's shape with the last dim from V.
+void infer_attention(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 2)) return;
+  const auto& q = onnx::getInputShape(ctx, 0);
+  const auto& v = onnx::getInputShape(ctx, 2);
+  if (q.dim_size() < 2 || v.dim_size() < 2)
+    fail_shape_inference("Attention: Q and V must have rank >= 2, got ", q.dim_size(), " and ", v.dim_size());
+  auto* out = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  *out = q;
+  *out->mutable_dim(q.dim_size() - 1) = v.dim(v.dim_size() - 1);
+}
+
+// Every output: the element type and shape of input 0.
+void infer_like_input(InferenceContext& ctx) {
+  for (size_t o = 0; o < ctx.getNumOutputs(); ++o) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, o);
+    if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, o);
+  }
+}
+
+std::function<void(InferenceContext&)> inference_for(const std::string& op) {
+  static const std::map<std::string, std::function<void(InferenceContext&)>> table = {
+      {"FusedConv", [](InferenceContext& c) { run_onnx_inference("Conv", c); }},
+      {"FusedGemm", [](InferenceContext& c) { run_onnx_inference("Gemm", c); }},
+      {"FusedMatMul", infer_fused_matmul},
+      {"Attention", infer_attention},
+      {"NhwcConv", [](InferenceContext& c) { infer_nhwc("Conv", c); }},
+      {"NhwcConvTranspose", [](InferenceContext& c) { infer_nhwc("ConvTranspose", c); }},
+      {"NhwcMaxPool", [](InferenceContext& c) { infer_nhwc("MaxPool", c); }},
+      {"NhwcAveragePool", [](InferenceContext& c) { infer_nhwc("AveragePool", c); }},
+      {"NhwcGlobalAveragePool", [](InferenceContext& c) { infer_nhwc("GlobalAveragePool", c); }},
+      {"NhwcGlobalMaxPool", [](InferenceContext& c) { infer_nhwc("GlobalMaxPool", c); }},
+  };
+  auto it = table.find(op);
+  // Elementwise ops and normalizations: outputs shaped like X.
+  return it != table.end() ? it->second : infer_like_input;
+}
+
+onnx::OpSchema::FormalParameterOption option_of(FusorParam::Option o) {
+  switch (o) {
+    case FusorParam::Option::Optional: return onnx::OpSchema::Optional;
+    case FusorParam::Option::Variadic: return onnx::OpSchema::Variadic;
+    case FusorParam::Option::Single: break;
+  }
+  return onnx::OpSchema::Single;
+}
+
+void add_attr(onnx::OpSchema& s, const FusorAttr& a, const std::string& op) {
+  using AP = onnx::AttributeProto;
+  static const std::map<std::string, AP::AttributeType> kinds = {
+      {"float", AP::FLOAT}, {"int", AP::INT},         {"string", AP::STRING}, {"floats", AP::FLOATS},
+      {"ints", AP::INTS},   {"strings", AP::STRINGS}, {"tensor", AP::TENSOR}};
+  const AP::AttributeType kind = kinds.at(a.kind);
+  const std::string desc = "See the op's description.";
+  if (!a.has_default) {
+    s.Attr(a.name, desc, kind, a.required);
+    return;
+  }
+  try {
+    switch (kind) {
+      case AP::FLOAT: s.Attr(a.name, desc, kind, std::stof(a.default_text)); return;
+      case AP::INT: s.Attr(a.name, desc, kind, static_cast<int64_t>(std::stoll(a.default_text))); return;
+      case AP::STRING: s.Attr(a.name, desc, kind, a.default_text); return;
+      default: break;
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::logic_error("fusor_schemas: unsupported default '" + a.default_text + "' for " + op + "." + a.name);
+}
+
+onnx::OpSchema make_schema(const FusorOpSignature& sig) {
+  onnx::OpSchema s;
+  s.SetName(sig.name).SetDomain(kFusorDomain).SinceVersion(kFusorOpsetVersion).SetDoc(sig.doc);
+  s.SetLocation(__FILE__, __LINE__);
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const auto& p = sig.inputs[i];
+    s.Input(static_cast<int>(i), p.name, "", p.type, option_of(p.option));
+  }
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    const auto& p = sig.outputs[i];
+    s.Output(static_cast<int>(i), p.name, "", p.type, option_of(p.option));
+  }
+  for (const auto& c : sig.constraints) {
+    std::vector<std::string> types;
+    for (const auto& t : c.types) types.push_back("tensor(" + t + ")");
+    s.TypeConstraint(c.name, types, "Element types of " + c.name + ".");
+  }
+  for (const auto& a : sig.attrs) add_attr(s, a, sig.name);
+  s.TypeAndShapeInferenceFunction(inference_for(sig.name));
+  return s;
+}
+
+}  // namespace
+
+void register_fusor_schemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+    if (!ranges.Map().count(kFusorDomain)) ranges.AddDomainToVersion(kFusorDomain, 1, kFusorOpsetVersion);
+    for (const auto& sig : fusor_op_signatures()) {
+      if (onnx::OpSchemaRegistry::Schema(sig.name, kFusorOpsetVersion, kFusorDomain)) continue;
+      onnx::RegisterSchema(make_schema(sig));
+    }
+  });
+}
+
+}  // namespace fusor

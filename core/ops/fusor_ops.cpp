@@ -1,0 +1,152 @@
+#include "core/ops/fusor_ops.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace fusor {
+namespace {
+
+// The attributes every fused-activation op carries: the activation's op name ("" for none,
+// "Relu", "Clip", ...) and its float parameters (LeakyRelu: [alpha]; Clip: [min, max];
+// HardSigmoid: [alpha, beta]), as `a.attrs` gives them.
+#define ACTIVATION "activation:string= activation_params:floats"
+#define CONV_ATTRS "auto_pad:string=NOTSET dilations:ints group:int=1 kernel_shape:ints pads:ints strides:ints"
+#define POOL_ATTRS "auto_pad:string=NOTSET kernel_shape:ints! pads:ints strides:ints ceil_mode:int=0"
+#define FLOATS "T=float,float16,double"
+
+const std::vector<FusorOpSpec> kSpecs = {
+    {"FusedConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
+     "Conv, plus an optional residual Z added to its output, then an optional activation."},
+    {"FusedGemm", "A:T B:T C?:T", "Y:T", FLOATS,
+     "alpha:float=1 beta:float=1 transA:int=0 transB:int=0 " ACTIVATION,
+     "Gemm followed by an optional activation, applied in the GEMM epilogue."},
+    {"FusedMatMul", "A:T B:T Bias?:T", "Y:T", FLOATS,
+     "transA:int=0 transB:int=0 alpha:float=1 " ACTIVATION,
+     "alpha * op(A) x op(B) + Bias (broadcast on the last axis), op transposing the last two axes when "
+     "transA/transB is 1, then an optional activation. Any rank, as MatMul."},
+    {"Gelu", "X:T", "Y:T", FLOATS, "approximate:string=none",
+     "GELU: x * Phi(x); approximate \"tanh\" uses the tanh form."},
+    {"BiasGelu", "X:T Bias:T", "Y:T", FLOATS, "approximate:string=none", "Gelu(X + Bias)."},
+    {"QuickGelu", "X:T", "Y:T", FLOATS, "alpha:float=1.702", "x * Sigmoid(alpha * x)."},
+    {"Silu", "X:T", "Y:T", FLOATS, "", "x * Sigmoid(x)."},
+    {"LayerNorm", "X:T Scale:T B?:T", "Y:T", FLOATS, "axis:int=-1 epsilon:float=1e-05",
+     "Layer normalization over the axes from `axis` on, in one pass; ONNX's LayerNormalization "
+     "(opset 17) without the optional mean/inv-std outputs."},
+    {"RMSNorm", "X:T Scale:T", "Y:T", FLOATS, "axis:int=-1 epsilon:float=1e-05",
+     "x / sqrt(mean(x^2) + epsilon) * Scale over the axes from `axis` on."},
+    {"SkipLayerNorm", "X:T Skip:T Gamma:T Beta?:T Bias?:T", "Y:T Sum?:T", FLOATS, "epsilon:float=1e-05",
+     "LayerNorm(X + Skip + Bias) over the last axis; Sum (optional) is X + Skip + Bias."},
+    {"Attention", "Q:T K:T V:T Mask?:M", "Y:T", FLOATS "; M=float,float16,double,bool",
+     "scale:float=0 causal:int=0 transpose_k:int=0",
+     "Softmax(Q x K^T * scale + Mask) x V over the last two axes, without materializing the score "
+     "matrix for long sequences. scale 0 means 1/sqrt(head size); a bool Mask is true where "
+     "attention is allowed; transpose_k 1 means K is given already transposed."},
+    // NHWC forms, for providers that prefer channels-last (layout level).
+    {"NhwcConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
+     "FusedConv on NHWC input and output; W stays OIHW."},
+    {"NhwcConvTranspose", "X:T W:T B?:T", "Y:T", FLOATS,
+     CONV_ATTRS " output_padding:ints output_shape:ints " ACTIVATION,
+     "ConvTranspose on NHWC input and output; W stays IOHW."},
+    {"NhwcMaxPool", "X:T", "Y:T", FLOATS, POOL_ATTRS " dilations:ints storage_order:int=0",
+     "MaxPool on NHWC input and output."},
+    {"NhwcAveragePool", "X:T", "Y:T", FLOATS, POOL_ATTRS " count_include_pad:int=0",
+     "AveragePool on NHWC input and output."},
+    {"NhwcGlobalAveragePool", "X:T", "Y:T", FLOATS, "", "GlobalAveragePool on NHWC input and output."},
+    {"NhwcGlobalMaxPool", "X:T", "Y:T", FLOATS, "", "GlobalMaxPool on NHWC input and output."},
+};
+
+#undef ACTIVATION
+#undef CONV_ATTRS
+#undef POOL_ATTRS
+#undef FLOATS
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) {
+    size_t b = cur.find_first_not_of(' '), e = cur.find_last_not_of(' ');
+    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::vector<FusorParam> params(const std::string& text) {
+  std::vector<FusorParam> out;
+  for (const auto& item : split(text, ' ')) {
+    FusorParam p;
+    size_t colon = item.find(':');
+    std::string n = item.substr(0, colon);
+    p.type = colon == std::string::npos ? "T" : item.substr(colon + 1);
+    if (n.size() > 3 && n.compare(n.size() - 3, 3, "...") == 0) {
+      p.option = FusorParam::Option::Variadic;
+      n.resize(n.size() - 3);
+    } else if (!n.empty() && n.back() == '?') {
+      p.option = FusorParam::Option::Optional;
+      n.pop_back();
+    }
+    p.name = n;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+FusorOpSignature parse(const FusorOpSpec& s) {
+  static const char* kKinds[] = {"float", "int", "string", "floats", "ints", "strings", "tensor"};
+  FusorOpSignature op;
+  op.name = s.name;
+  op.doc = s.doc;
+  op.inputs = params(s.inputs);
+  op.outputs = params(s.outputs);
+  for (const auto& c : split(s.types, ';')) {
+    size_t eq = c.find('=');
+    if (eq == std::string::npos) throw std::logic_error("fusor_ops: bad type constraint '" + c + "' in " + op.name);
+    FusorTypeConstraint tc;
+    tc.name = split(c.substr(0, eq), ' ').at(0);
+    tc.types = split(c.substr(eq + 1), ',');
+    op.constraints.push_back(std::move(tc));
+  }
+  for (const auto& a : split(s.attrs, ' ')) {
+    FusorAttr info;
+    size_t colon = a.find(':');
+    if (colon == std::string::npos) throw std::logic_error("fusor_ops: attribute '" + a + "' without a kind in " + op.name);
+    info.name = a.substr(0, colon);
+    info.kind = a.substr(colon + 1);
+    size_t eq = info.kind.find('=');
+    if (eq != std::string::npos) {
+      info.has_default = true;
+      info.default_text = info.kind.substr(eq + 1);
+      info.kind.resize(eq);
+    } else if (!info.kind.empty() && info.kind.back() == '!') {
+      info.required = true;
+      info.kind.pop_back();
+    }
+    bool known = false;
+    for (const char* k : kKinds) known = known || info.kind == k;
+    // The table is compiled in: a typo here is a bug in fusor, caught by the tests.
+    if (!known) throw std::logic_error("fusor_ops: bad attribute kind '" + info.kind + "' in " + op.name);
+    op.attrs.push_back(std::move(info));
+  }
+  return op;
+}
+
+}  // namespace
+
+const std::vector<FusorOpSpec>& fusor_op_specs() { return kSpecs; }
+
+const std::vector<FusorOpSignature>& fusor_op_signatures() {
+  static const std::vector<FusorOpSignature> ops = [] {
+    std::vector<FusorOpSignature> v;
+    for (const auto& s : kSpecs) v.push_back(parse(s));
+    return v;
+  }();
+  return ops;
+}
+
+const FusorOpSignature* find_fusor_op_signature(const std::string& name) {
+  for (const auto& op : fusor_op_signatures())
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+}  // namespace fusor
