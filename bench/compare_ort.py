@@ -34,7 +34,21 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PEER = os.path.join(os.path.dirname(REPO), "shared", "tools", "ort-peer")
+def find_peer():
+    """The ort-peer tools: $FUSOR_ORT_PEER, else shared/tools/ort-peer beside the repository or beside
+    one of its parent folders (a git worktree can live deeper than the main clone)."""
+    if os.environ.get("FUSOR_ORT_PEER"):
+        return os.environ["FUSOR_ORT_PEER"]
+    d = REPO
+    while os.path.dirname(d) != d:
+        d = os.path.dirname(d)
+        p = os.path.join(d, "shared", "tools", "ort-peer")
+        if os.path.isdir(p):
+            return p
+    return os.path.join(os.path.dirname(REPO), "shared", "tools", "ort-peer")
+
+
+PEER = find_peer()
 ORT_DIR = os.environ.get("ORT_PEER_DIR") or os.path.join(os.environ.get("TMPDIR", "/tmp"), "ort-peer")
 KNOWN = ["resnet18", "mobilenet_v2", "transformer", "if_lstm"]
 # Shape flags per known model, given to both runtimes (symbolic dims of make_test_models.py).
