@@ -15,7 +15,10 @@ PKGS=(cmake g++ make pkg-config git time ccache
       libonnx-dev libonnx-testdata python3 python3-onnx python3-numpy
       libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev libssl-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev
-      pybind11-dev python3-dev)  # the fusor Python package (python/, docs/python.md)
+      pybind11-dev python3-dev   # the fusor Python package (python/, docs/python.md)
+      libxnnpack-dev libpthreadpool-dev  # the xnnpack provider (providers/xnnpack.provider)
+      libxxhash-dev libflatbuffers-dev flatbuffers-compiler  # the session image of the cache
+      clang-14 libclang-rt-14-dev)  # the sanitizer build and the libFuzzer targets
 deps_only=0
 for arg in "$@"; do
   case "$arg" in
