@@ -197,7 +197,10 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
       const int64_t ph = (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1;
       const int64_t pw = (s.out_w - 1) * s.stride_w + (s.k_w - 1) * s.dil_w + 1;
       const int64_t planes = s.batch * C;
-      const int slots = run.pool ? static_cast<int>(std::min<int64_t>(run.pool->num_threads(), planes)) : 1;
+      // Cost model: the padded copy plus the taps, ~8 flops per ns on these short rows.
+      const double plane_ns = static_cast<double>(ph * pw) * 0.25 + 2.0 * static_cast<double>(ohw * khw) / 8.0;
+      const int slots =
+          run.pool ? static_cast<int>(std::min<int64_t>(run.pool->threads_for(plane_ns * planes), planes)) : 1;
       // The padded plane, then room for out_h rows of pw outputs (the flat form, depthwise_impl.h).
       const size_t pad_floats = static_cast<size_t>((ph * pw + 15) / 16 * 16);
       const size_t per_slot = pad_floats + static_cast<size_t>((s.out_h * pw + 15) / 16 * 16);
@@ -265,54 +268,60 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
           r += oy1 - oy0;
         }
       };
-      if (run.pool) run.pool->parallel_for(rows_total, rows, 1);
+      const double row_ns = 2.0 * static_cast<double>(s.out_w * C * khw) / 16.0;
+      if (run.pool) run.pool->parallel_for_cost(rows_total, row_ns, rows);
       else rows(0, rows_total);
     }
     return;
   }
 
   const int mr = gemm_tile(isa).mr, nr = gemm_tile(isa).nr;
-  for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t g = 0; g < G; ++g) {
-      Epilogue e = ep;
-      if (nchw) {
-        const int64_t off = (n * s.out_c + g * ocg) * ohw;
-        float* c = y + off;
-        e.bias = has_bias ? ep.bias + g * ocg : nullptr;
-        e.bias_axis = BiasAxis::PerRow;
-        e.residual = ep.residual ? ep.residual + off : nullptr;
-        e.residual_ld = ohw;
-        const float* xg = x + (n * s.in_c + g * icg) * ihw;
-        if (s.pointwise()) {
-          gemm(w.a_[g], ohw, MatrixRef{xg, ihw}, c, ohw, e, run);
-        } else {
-          PanelSource a, b;
-          a.packed = &w.a_[g];
-          b.pack = [&](int64_t j0, int64_t cnt, int64_t k0, int64_t kc, float* dst) {
-            pack_im2col_nchw(xg, s, nr, j0, cnt, k0, kc, dst);
-          };
-          gemm_panels(isa, ocg, ohw, K, a, b, c, ohw, e, run);
-        }
+  // One GEMM per image and group.
+  auto one = [&](int64_t n, int64_t g, const GemmRun& run) {
+    Epilogue e = ep;
+    if (nchw) {
+      const int64_t off = (n * s.out_c + g * ocg) * ohw;
+      float* c = y + off;
+      e.bias = has_bias ? ep.bias + g * ocg : nullptr;
+      e.bias_axis = BiasAxis::PerRow;
+      e.residual = ep.residual ? ep.residual + off : nullptr;
+      e.residual_ld = ohw;
+      const float* xg = x + (n * s.in_c + g * icg) * ihw;
+      if (s.pointwise()) {
+        gemm(w.a_[g], ohw, MatrixRef{xg, ihw}, c, ohw, e, run);
       } else {
-        const int64_t off = n * ohw * s.out_c + g * ocg;
-        float* c = y + off;
-        e.bias = has_bias ? ep.bias + g * ocg : nullptr;
-        e.bias_axis = BiasAxis::PerColumn;
-        e.residual = ep.residual ? ep.residual + off : nullptr;
-        e.residual_ld = s.out_c;
-        const float* xn = x + n * ihw * s.in_c;
-        if (s.pointwise()) {
-          gemm(ohw, MatrixRef{xn + g * icg, s.in_c}, w.b_[g], c, s.out_c, e, run);
-        } else {
-          PanelSource a, b;
-          a.pack = [&](int64_t i0, int64_t cnt, int64_t k0, int64_t kc, float* dst) {
-            pack_im2col_nhwc(xn, s, g, mr, i0, cnt, k0, kc, dst);
-          };
-          b.packed = &w.b_[g];
-          gemm_panels(isa, ohw, ocg, K, a, b, c, s.out_c, e, run);
-        }
+        PanelSource a, b;
+        a.packed = &w.a_[g];
+        b.pack = [&](int64_t j0, int64_t cnt, int64_t k0, int64_t kc, float* dst) {
+          pack_im2col_nchw(xg, s, nr, j0, cnt, k0, kc, dst);
+        };
+        gemm_panels(isa, ocg, ohw, K, a, b, c, ohw, e, run);
+      }
+    } else {
+      const int64_t off = n * ohw * s.out_c + g * ocg;
+      float* c = y + off;
+      e.bias = has_bias ? ep.bias + g * ocg : nullptr;
+      e.bias_axis = BiasAxis::PerColumn;
+      e.residual = ep.residual ? ep.residual + off : nullptr;
+      e.residual_ld = s.out_c;
+      const float* xn = x + n * ihw * s.in_c;
+      if (s.pointwise()) {
+        gemm(ohw, MatrixRef{xn + g * icg, s.in_c}, w.b_[g], c, s.out_c, e, run);
+      } else {
+        PanelSource a, b;
+        a.pack = [&](int64_t i0, int64_t cnt, int64_t k0, int64_t kc, float* dst) {
+          pack_im2col_nhwc(xn, s, g, mr, i0, cnt, k0, kc, dst);
+        };
+        b.packed = &w.b_[g];
+        gemm_panels(isa, ohw, ocg, K, a, b, c, s.out_c, e, run);
       }
     }
+  };
+  // One fork-join for many small GEMMs (grouped convs, batches): see for_each_gemm.
+  GemmRun shared = run_in;  // for_each_gemm reuses scratch per thread itself
+  shared.isa = isa;
+  for_each_gemm(s.batch * G, 2.0 * static_cast<double>(ocg * ohw * K), shared,
+                [&](int64_t t, const GemmRun& r) { one(t / G, t % G, r); });
 }
 
 }  // namespace fusor

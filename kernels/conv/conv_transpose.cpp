@@ -58,7 +58,7 @@ class FastConvTranspose : public FastKernel {
     float* py = y.data<float>();
     for (int64_t n = 0; n < p.batch; ++n) {
       // Output starts from the bias (or zero).
-      ctx.threads().parallel_for(p.out_channels, [&](int64_t c0, int64_t c1) {
+      ctx.threads().parallel_for_cost(p.out_channels, 0.25 * static_cast<double>(OHW), [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) {
           float* yc = py + (n * p.out_channels + c) * OHW;
           std::fill(yc, yc + OHW, b ? b->data<float>()[c] : 0.f);
@@ -72,7 +72,7 @@ class FastConvTranspose : public FastKernel {
           if (use_packed) gemm(packed_[g], np, xb, cols, np, {}, run);
           else gemm(rows, np, cin_g, MatrixRef{pw + g * cin_g * rows, rows, true}, xb, cols, np, {}, run);
           // col2im: each output channel's plane is written by one task only.
-          ctx.threads().parallel_for(cout_g, [&](int64_t c0, int64_t c1) {
+          ctx.threads().parallel_for_cost(cout_g, 0.5 * static_cast<double>(kh * kw * np), [&](int64_t c0, int64_t c1) {
             for (int64_t c = c0; c < c1; ++c) {
               float* yc = py + (n * p.out_channels + g * cout_g + c) * OHW;
               for (int64_t ti = 0; ti < kh; ++ti)

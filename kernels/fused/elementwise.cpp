@@ -112,7 +112,7 @@ class FastElementwise : public FastFusedKernel {
     const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
     const float inv_alpha = 1.0f / alpha_;
     const bool tanh_approx = tanh_;
-    ctx.threads().parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+    ctx.threads().parallel_for_cost(chunks, 0.5 * static_cast<double>(rows_per_chunk * row), [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t r0 = c * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
         const int64_t off = r0 * row, len = (r1 - r0) * row;
@@ -131,7 +131,7 @@ class FastElementwise : public FastFusedKernel {
         if constexpr (kOp == Op::QuickGelu)  // SiLU(alpha x) / alpha = x sigmoid(alpha x)
           for (int64_t i = 0; i < len; ++i) py[off + i] *= inv_alpha;
       }
-    }, 1);
+    });
   }
 
  private:

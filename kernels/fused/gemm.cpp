@@ -188,14 +188,14 @@ class FastFusedMatMul : public FastFusedKernel {
       gemm(batches * s.M, MatrixRef{pa, s.K}, packed_b_, py, s.N, ep, run);
       return;
     }
-    for (int64_t i = 0; i < batches; ++i) {
+    for_each_gemm(batches, 2.0 * static_cast<double>(s.M * s.N * s.K), run, [&](int64_t i, const GemmRun& r) {
       const MatrixRef A{pa + s.a_matrix(i) * s.M * s.K, lda, ta};
       float* yi = py + i * s.M * s.N;
       if (use_packed)
-        gemm(s.M, A, packed_b_, yi, s.N, ep, run);
+        gemm(s.M, A, packed_b_, yi, s.N, ep, r);
       else
-        gemm(s.M, s.N, s.K, A, MatrixRef{pb + s.b_matrix(i) * s.K * s.N, ldb, tb}, yi, s.N, ep, run);
-    }
+        gemm(s.M, s.N, s.K, A, MatrixRef{pb + s.b_matrix(i) * s.K * s.N, ldb, tb}, yi, s.N, ep, r);
+    });
   }
 
  private:

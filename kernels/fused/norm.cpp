@@ -161,8 +161,7 @@ class FastNorm : public FastFusedKernel {
     float* py = y.data<float>();
     const float eps = eps_;
     const int64_t rows = x.numel() / d;
-    const int64_t grain = std::max<int64_t>(1, 16384 / d);
-    ctx.threads().parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    ctx.threads().parallel_for_cost(rows, 1.0 * static_cast<double>(d), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = px + r * d;
         float* yr = py + r * d;
@@ -189,7 +188,7 @@ class FastNorm : public FastFusedKernel {
             for (int64_t j = 0; j < d; ++j) yr[j] = (src[j] - mean) * inv * ps[j];
         }
       }
-    }, grain);
+    });
   }
 
  private:

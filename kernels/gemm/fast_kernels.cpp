@@ -44,9 +44,10 @@ class FastMatMul : public FastKernel {
       gemm(batches * s.M, MatrixRef{pa, s.K}, packed_b_, py, s.N, {}, run);
       return;
     }
-    for (int64_t i = 0; i < batches; ++i)
+    for_each_gemm(batches, 2.0 * static_cast<double>(s.M * s.N * s.K), run, [&](int64_t i, const GemmRun& r) {
       gemm(s.M, s.N, s.K, MatrixRef{pa + s.a_matrix(i) * s.M * s.K, s.K}, MatrixRef{pb + s.b_matrix(i) * s.K * s.N, s.N},
-           py + i * s.M * s.N, s.N, {}, run);
+           py + i * s.M * s.N, s.N, {}, r);
+    });
   }
 
  private:

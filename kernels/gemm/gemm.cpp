@@ -17,6 +17,10 @@ namespace fusor {
 using gemm_detail::GemmKernelSet;
 using gemm_detail::MacroArgs;
 
+// The cost model's rate for the GEMM core on small and mid-sized products (packing on the fly,
+// edge tiles): about a quarter of one core's peak, in flops per ns.
+constexpr double kGemmFlopsPerNs = 50.0;
+
 namespace gemm_detail {
 
 namespace {
@@ -158,7 +162,9 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
     return;
   }
   const int64_t mr = ks.mr, nr = ks.nr;
-  const int threads = run.pool ? run.pool->num_threads() : 1;
+  // Threads worth a fork-join for this product (thread_pool.h's cost model; packing on the fly
+  // and small tiles keep small products well under peak: ~50 flops per ns).
+  const int threads = run.pool ? run.pool->threads_for(2.0 * static_cast<double>(M) * N * K / kGemmFlopsPerNs) : 1;
 
   // k blocks of equal size, at most ks.kc.
   const int64_t kc = ceil_div(K, ceil_div(K, ks.kc));
@@ -236,6 +242,46 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
   else body(0, 1);
 }
 
+void for_each_gemm(int64_t count, double flops_each, const GemmRun& run,
+                   const std::function<void(int64_t, const GemmRun&)>& body) {
+  if (count <= 0) return;
+  const double each_ns = flops_each / kGemmFlopsPerNs;
+  const int t = run.pool && count > 1 ? run.pool->threads_for(each_ns * static_cast<double>(count)) : 1;
+  const bool whole = t > 1 && count >= 2 * t &&
+                     (count % t == 0 || count >= 8 * t || each_ns < 4 * ThreadPool::kMinShareNs);
+  // Each slot keeps one scratch block for all its GEMMs, grown from run.scratch or the heap.
+  struct SlotScratch {
+    void* block = nullptr;
+    size_t size = 0;
+    Workspace owned;
+  };
+  const int nslots = whole ? t : 1;
+  std::vector<SlotScratch> slots(static_cast<size_t>(nslots));
+  auto slot_run = [&](int64_t s) {
+    SlotScratch& mine = slots[static_cast<size_t>(s)];
+    GemmRun r;
+    r.pool = whole ? nullptr : run.pool;
+    r.isa = run.isa;
+    r.scratch = [&mine, &run](size_t bytes) -> void* {
+      if (bytes <= mine.size) return mine.block;
+      mine.block = run.scratch ? run.scratch(bytes) : mine.owned.get(GemmRun{}, (bytes + sizeof(float) - 1) / sizeof(float));
+      mine.size = bytes;
+      return mine.block;
+    };
+    return r;
+  };
+  if (!whole) {
+    const GemmRun r = slot_run(0);
+    for (int64_t i = 0; i < count; ++i) body(i, r);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  run.pool->parallel_for(t, [&](int64_t s, int64_t) {
+    const GemmRun r = slot_run(s);
+    for (int64_t i; (i = next.fetch_add(1)) < count;) body(i, r);
+  }, 1);
+}
+
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep,
           const GemmRun& run) {
   if (M <= 0 || N <= 0) return;
@@ -264,7 +310,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
       const int64_t j0 = p0 * ks.nr, n = std::min(N, p1 * ks.nr) - j0;
       pack_panels(bt, j0, n, 0, K, ks.nr, d + p0 * K * ks.nr);
     };
-    if (run.pool) run.pool->parallel_for(panels, pack_range, 4);
+    if (run.pool) run.pool->parallel_for_cost(panels, 0.25 * static_cast<double>(K * ks.nr), pack_range);
     else pack_range(0, panels);
     Whole whole(d, ks.isa, K, N, K * ks.nr);
     PanelSource pb;

@@ -102,6 +102,15 @@ struct PanelSource {
 void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B,
                  float* C, int64_t ldc, const Epilogue& ep = {}, const GemmRun& run = {});
 
+// Runs body(i, run_i) for i in [0, count): independent GEMMs of about `flops_each` flops each
+// (batched MatMul, grouped convolution). When they are many and small, the threads take whole
+// GEMMs (run_i has no pool and its own scratch: one fork-join in all); otherwise body runs them
+// in order with `run` and each GEMM splits its own blocks when it is worth it. Every body call
+// gets scratch that is reused across the GEMMs of its thread; run.scratch may be called from
+// several threads at once (KernelContext::scratch may).
+void for_each_gemm(int64_t count, double flops_each, const GemmRun& run,
+                   const std::function<void(int64_t i, const GemmRun& run_i)>& body);
+
 // In place on a row-major block: c = act(scale * c + bias + residual), vectorized for the ISA
 // (the separate-pass form of the epilogue, for paths that are not a GEMM).
 void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep,

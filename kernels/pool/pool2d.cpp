@@ -105,9 +105,10 @@ void pool2d_nchw(const Pool2d& g, const float* x, float* y, ThreadPool& threads)
   }
   const int64_t planes = g.N * g.C, in_plane = g.H * g.W, out_plane = g.OH * g.OW;
   // Work items are output rows, so a single plane (N = C = 1) still spreads over the threads.
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.OW * g.kh * g.kw));
-  threads.parallel_for(
-      planes * g.OH,
+  // Cost model: ~4 window taps per ns.
+  const double row_ns = static_cast<double>(g.OW * g.kh * g.kw) / 4.0;
+  threads.parallel_for_cost(
+      planes * g.OH, row_ns,
       [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t plane = r / g.OH, oh = r % g.OH;
@@ -120,8 +121,7 @@ void pool2d_nchw(const Pool2d& g, const float* x, float* y, ThreadPool& threads)
             }
           }
         }
-      },
-      grain);
+      });
 }
 
 void pool2d_nhwc(const Pool2d& g, const float* x, float* y, ThreadPool& threads) {
@@ -132,7 +132,7 @@ void pool2d_nhwc(const Pool2d& g, const float* x, float* y, ThreadPool& threads)
     cols = axis_counts(g.OW, g.kw, g.sw, g.dw, g.pad_left, g.pad_right, g.W, g.count_include_pad);
   }
   const int64_t C = g.C;
-  threads.parallel_for(g.N * g.OH, [&](int64_t r0, int64_t r1) {
+  threads.parallel_for_cost(g.N * g.OH, static_cast<double>(g.OW * g.kh * g.kw * g.C) / 8.0, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / g.OH, oh = r % g.OH;
       const float* xn = x + n * g.H * g.W * C;

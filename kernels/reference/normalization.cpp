@@ -61,7 +61,7 @@ class BatchNormKernel : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      ctx.threads().parallel_for(C, [&](int64_t c0, int64_t c1) {
+      ctx.threads().parallel_for_cost(C, 2.0 * static_cast<double>(N * S), [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) {
           double m = mean.as_double(c), v = var.as_double(c);
           if (training_) {
@@ -138,7 +138,7 @@ class InstanceNormKernel : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      ctx.threads().parallel_for(N * C, [&](int64_t p0, int64_t p1) {
+      ctx.threads().parallel_for_cost(N * C, 3.0 * static_cast<double>(S), [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
           const int64_t c = p % C;
           const T* xp = px + p * S;
@@ -204,7 +204,7 @@ class LayerNormKernel : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      ctx.threads().parallel_for(outer, [&](int64_t r0, int64_t r1) {
+      ctx.threads().parallel_for_cost(outer, 2.0 * static_cast<double>(inner), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const T* xr = px + r * inner;
           double s = 0, sq = 0;
@@ -249,7 +249,7 @@ class LrnKernel : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      ctx.threads().parallel_for(N * C, [&](int64_t p0, int64_t p1) {
+      ctx.threads().parallel_for_cost(N * C, 3.0 * static_cast<double>(S), [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
           const int64_t n = p / C, c = p % C;
           const int64_t cb = std::max<int64_t>(0, c - lo), ce = std::min(C - 1, c + hi);

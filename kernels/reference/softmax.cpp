@@ -53,7 +53,7 @@ class SoftmaxKernel : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      ctx.threads().parallel_for(outer * stride, [&](int64_t l0, int64_t l1) {
+      ctx.threads().parallel_for_cost(outer * stride, 6.0 * static_cast<double>(len), [&](int64_t l0, int64_t l1) {
         for (int64_t l = l0; l < l1; ++l) {
           const int64_t base = (l / stride) * len * stride + l % stride;
           line<T>(px + base, py + base, len, stride);
