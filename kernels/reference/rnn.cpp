@@ -58,7 +58,10 @@ std::vector<Activation> parse_activations(const Node& n, Cell cell, int num_dir,
       if (cell == Cell::Lstm) names.push_back("Tanh");
     }
   }
-  if (static_cast<int>(names.size()) == per_dir && num_dir == 2) names.insert(names.end(), names.begin(), names.end());
+  if (static_cast<int>(names.size()) == per_dir && num_dir == 2) {
+    const std::vector<std::string> one = names;  // (inserting a vector's own range into it is undefined)
+    names.insert(names.end(), one.begin(), one.end());
+  }
   if (static_cast<int>(names.size()) != per_dir * num_dir)
     throw_bad_input(where + ": activations lists " + std::to_string(names.size()) + " functions, expected " +
                     std::to_string(per_dir * num_dir));

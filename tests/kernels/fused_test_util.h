@@ -17,10 +17,12 @@ inline Tensor rnd(const Shape& s, uint32_t seed, float lo = -1.0f, float hi = 1.
   return Tensor::from_vector<float>(s, testing_gemm::random_vec(static_cast<size_t>(shape_numel(s)), seed, lo, hi));
 }
 
-// Runs fusor::`op` with implementation `impl` ("reference" / "fast"). Undefined tensors in `ins`
-// are absent inputs; inputs flagged in `constant` are initializers the kernel sees at creation.
-inline std::vector<Tensor> run_fused(const std::string& op, const std::vector<Tensor>& ins, std::vector<Attribute> attrs,
-                                     std::string_view impl, int num_outputs = 1, const std::vector<bool>& constant = {}) {
+// Runs one node of `type` (opset `opset` of its domain) with implementation `impl` ("reference" /
+// "fast"). Undefined tensors in `ins` are absent inputs; inputs flagged in `constant` are
+// initializers the kernel sees at creation.
+inline std::vector<Tensor> run_node(const OpType& type, const std::vector<Tensor>& ins, std::vector<Attribute> attrs,
+                                    std::string_view impl, int num_outputs, const std::vector<bool>& constant,
+                                    int64_t opset) {
   Graph g;
   std::vector<ValueId> vals;
   std::vector<const Tensor*> ptrs;
@@ -35,8 +37,14 @@ inline std::vector<Tensor> run_fused(const std::string& op, const std::vector<Te
     vals.push_back(v);
     ptrs.push_back(&ins[i]);
   }
-  NodeId n = g.create_node(OpType("fusor", op), vals, num_outputs, std::move(attrs), "fused");
-  return run_kernel(KernelRegistry::global(), g, g.node(n), 1, ptrs, impl);
+  NodeId n = g.create_node(type, vals, num_outputs, std::move(attrs), "n");
+  return run_kernel(KernelRegistry::global(), g, g.node(n), opset, ptrs, impl);
+}
+
+// Runs fusor::`op` (see run_node).
+inline std::vector<Tensor> run_fused(const std::string& op, const std::vector<Tensor>& ins, std::vector<Attribute> attrs,
+                                     std::string_view impl, int num_outputs = 1, const std::vector<bool>& constant = {}) {
+  return run_node(OpType("fusor", op), ins, std::move(attrs), impl, num_outputs, constant, 1);
 }
 
 inline Tensor fused(const std::string& op, const std::vector<Tensor>& ins, std::vector<Attribute> attrs,
