@@ -2,7 +2,7 @@
 
 #include <atomic>
 #include <cstring>
-#include <deque>
+#include <list>
 #include <sstream>
 
 #include "engine/exec/buffer_pool.h"
@@ -147,7 +147,7 @@ class NodeContext final : public KernelContext {
   PlanState& ps_;
   const Step& st_;
   int depth_;
-  std::deque<Tensor> discarded_;
+  std::list<Tensor> discarded_;  // outputs nobody reads (a std::list: constructing it allocates nothing)
 };
 
 Tensor& NodeContext::output(int i, const Shape& shape, DataType dtype) {
