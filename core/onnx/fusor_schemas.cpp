@@ -144,6 +144,19 @@ void infer_attention(InferenceContext& ctx) {
   *out->mutable_dim(q.dim_size() - 1) = v.dim(v.dim_size() - 1);
 }
 
+// Y: QKV's shape with a third of its last dim.
+void infer_packed_attention(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& x = onnx::getInputShape(ctx, 0);
+  if (x.dim_size() != 3) fail_shape_inference("PackedAttention: QKV must have rank 3, got ", x.dim_size());
+  auto* out = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  *out = x;
+  auto* last = out->mutable_dim(2);
+  if (last->has_dim_value()) last->set_dim_value(last->dim_value() / 3);
+  else last->clear_dim_param();
+}
+
 // Every output: the element type and shape of input 0.
 void infer_like_input(InferenceContext& ctx) {
   for (size_t o = 0; o < ctx.getNumOutputs(); ++o) {
@@ -158,6 +171,8 @@ std::function<void(InferenceContext&)> inference_for(const std::string& op) {
       {"FusedGemm", [](InferenceContext& c) { run_onnx_inference("Gemm", c); }},
       {"FusedMatMul", infer_fused_matmul},
       {"Attention", infer_attention},
+      {"MultiHeadAttention", infer_attention},
+      {"PackedAttention", infer_packed_attention},
       {"NhwcConv", [](InferenceContext& c) { infer_nhwc("Conv", c); }},
       {"NhwcConvTranspose", [](InferenceContext& c) { infer_nhwc("ConvTranspose", c); }},
       {"NhwcMaxPool", [](InferenceContext& c) { infer_nhwc("MaxPool", c); }},

@@ -41,6 +41,17 @@ const std::vector<FusorOpSpec> kSpecs = {
      "Softmax(Q x K^T * scale + Mask) x V over the last two axes, without materializing the score "
      "matrix for long sequences. scale 0 means 1/sqrt(head size); a bool Mask is true where "
      "attention is allowed; transpose_k 1 means K is given already transposed."},
+    {"MultiHeadAttention", "Q:T K:T V:T Mask?:M", "Y:T", FLOATS "; M=float,float16,double,bool",
+     "head_size:int! scale:float=0 causal:int=0 seq_first:int=0",
+     "Attention per head on the projections' layout: Q (B, Sq, H*d), K (B, Sk, H*d), V (B, Sk, H*dv) "
+     "-> Y (B, Sq, H*dv), head h in columns [h*d, (h+1)*d) with d = head_size (H = Q's last axis / d, "
+     "dv = V's last axis / H), so no head split or merge is materialized. "
+     "seq_first 1: the first two axes are (S, B) in every operand. Mask broadcasts to (B, H, Sq, Sk); "
+     "scale and causal as in Attention."},
+    {"PackedAttention", "QKV:T Mask?:M", "Y:T", FLOATS "; M=float,float16,double,bool",
+     "head_size:int! scale:float=0 causal:int=0 seq_first:int=0",
+     "MultiHeadAttention with Q, K and V side by side along the last axis of QKV (B, S, 3*H*d), as one "
+     "fused projection produces them: Y (B, S, H*d)."},
     // NHWC forms, for providers that prefer channels-last (layout level).
     {"NhwcConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
      "FusedConv on NHWC input and output; W stays OIHW."},

@@ -21,6 +21,7 @@ void register_fused_kernels(KernelRegistry& r) {
   fused::register_fused_elementwise_kernels(r);
   fused::register_fused_norm_kernels(r);
   fused::register_fused_attention_kernels(r);
+  fused::register_fused_multi_head_attention_kernels(r);
   fused::register_fused_pool_kernels(r);
 }
 

@@ -33,6 +33,7 @@ void register_fused_gemm_kernels(KernelRegistry& r);
 void register_fused_elementwise_kernels(KernelRegistry& r);
 void register_fused_norm_kernels(KernelRegistry& r);
 void register_fused_attention_kernels(KernelRegistry& r);
+void register_fused_multi_head_attention_kernels(KernelRegistry& r);
 void register_fused_pool_kernels(KernelRegistry& r);
 
 }  // namespace fusor::fused

@@ -1,5 +1,5 @@
-// The fast Attention kernel's key-block machinery: the online softmax row step of every ISA
-// (attention_rows.h) against double-precision math, and the whole kernel against a naive
+// The fast Attention kernel's key-block machinery: the K transposition of every ISA
+// (flash_attention_tile.h), and the whole kernel against a naive
 // double-precision attention written here and against the reference kernel, on every ISA path,
 // in the cases the blocking makes delicate: scores whose row max grows from block to block (the
 // output is rescaled), masks of -10000 and -inf, head sizes that are not a multiple of the vector
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "kernels/fused/attention_rows.h"
+#include "kernels/fused/flash_attention_tile.h"
 #include "tests/kernels/fused_test_util.h"
 
 namespace fusor::test {
@@ -30,39 +30,21 @@ struct IsaScope {
   ~IsaScope() { unsetenv("FUSOR_ISA"); }
 };
 
-TEST(AttentionRows, SoftmaxStepMatchesDoubleMathOnEveryIsa) {
+TEST(AttentionTile, KeyTransposeMatchesOnEveryIsa) {
+  // 37 keys x 35 columns (16 x 16 blocks and tails), keys 41 floats apart.
+  const int64_t n = 37, d = 35, key = 41, ld = 48;
+  std::vector<float> k(static_cast<size_t>(n * key));
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<float>(i) * 0.5f - 3.0f;
   for (Isa isa : isas()) {
-    const fused::attn::RowOps& ops = fused::attn::row_ops(isa);
-    // Two blocks of one row (lengths that leave vector tails); the second block's max is larger.
-    std::vector<float> a = {0.5f, -1.0f, 2.0f, kNinf, 0.25f, 1.5f, -3.0f, 0.0f, 1.0f, 2.5f, -0.5f, 0.75f, 1.25f};
-    std::vector<float> b = {4.0f, kNinf, 3.5f, -2.0f, 0.0f, 3.9f, 1.0f, -1.0f, 2.0f, 3.0f, kNinf, 0.5f, 1.0f,
-                            2.0f, 3.0f, 3.25f, 0.1f, 0.2f, 0.3f};
-    float m = kNinf, sum = 0.0f;
-    std::vector<float> pa = a, pb = b;
-    EXPECT_EQ(ops.softmax_step(pa.data(), static_cast<int64_t>(pa.size()), m, sum), 0.0f) << isa_name(isa);
-    EXPECT_EQ(m, 2.5f);
-    const float corr = ops.softmax_step(pb.data(), static_cast<int64_t>(pb.size()), m, sum);
-    EXPECT_EQ(m, 4.0f);
-    EXPECT_NEAR(corr, std::exp(2.5 - 4.0), 1e-6) << isa_name(isa);
-    double want_sum = 0;
-    for (float x : a) want_sum += std::exp(double(x) - 4.0);
-    for (float x : b) want_sum += std::exp(double(x) - 4.0);
-    EXPECT_NEAR(sum, want_sum, 1e-5 * want_sum) << isa_name(isa);
-    for (size_t j = 0; j < b.size(); ++j) {
-      if (b[j] == kNinf) EXPECT_EQ(pb[j], 0.0f) << isa_name(isa) << " key " << j;
-      else EXPECT_NEAR(pb[j], std::exp(double(b[j]) - 4.0), 1e-6) << isa_name(isa) << " key " << j;
-    }
-    // A fully masked block changes nothing and zeroes its probabilities.
-    std::vector<float> masked(21, kNinf);
-    EXPECT_EQ(ops.softmax_step(masked.data(), 21, m, sum), 1.0f);
-    EXPECT_EQ(m, 4.0f);
-    for (float p : masked) EXPECT_EQ(p, 0.0f);
-    // scale and add, with tails.
-    std::vector<float> y = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
-    std::vector<float> x(19, 0.5f);
-    ops.scale(y.data(), 19, 2.0f);
-    ops.add(y.data(), x.data(), 19);
-    for (int j = 0; j < 19; ++j) EXPECT_EQ(y[j], 2.0f * (j + 1) + 0.5f) << isa_name(isa);
+    std::vector<float> dst(static_cast<size_t>(d * ld), -1.0f);
+    fused::flash::tile_fns(isa).transpose_k(k.data(), key, 1, n, d, dst.data(), ld);
+    for (int64_t c = 0; c < d; ++c)
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(dst[c * ld + j], k[j * key + c]) << isa_name(isa) << " " << c << "," << j;
+    // Columns of a matrix with strided columns (dim != 1).
+    std::vector<float> dst2(static_cast<size_t>(d * ld), -1.0f);
+    fused::flash::tile_fns(isa).transpose_k(k.data(), 1, key, n, d, dst2.data(), ld);
+    for (int64_t c = 0; c < d; ++c)
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(dst2[c * ld + j], k[c * key + j]) << isa_name(isa);
   }
 }
 

@@ -82,6 +82,9 @@ inline std::vector<FusedCase> fused_cases() {
        V{2, 5, 16}, {}},
       {"Attention", {V{2, 4, 10, 8}, V{2, 4, 12, 8}, V{2, 4, 12, 16}, V{1, 1, 10, 12}}, {"Q", "K", "V", "Mask"}, 1,
        V{2, 4, 10, 16}, {attr_i("causal", 0)}, onnx::TensorProto::BOOL},
+      {"MultiHeadAttention", {V{2, 10, 32}, V{2, 12, 32}, V{2, 12, 64}, V{2, 1, 1, 12}}, {"Q", "K", "V", "Mask"}, 1,
+       V{2, 10, 64}, {attr_i("head_size", 8)}},
+      {"PackedAttention", {V{2, 10, 96}}, {"QKV"}, 1, V{2, 10, 32}, {attr_i("head_size", 8), attr_i("causal", 1)}},
       // NHWC: 8x8x3 -> 8x8x4 with pads 1
       {"NhwcConv", {V{1, 8, 8, 3}, V{4, 3, 3, 3}, V{4}}, {"X", "W", "B"}, 1, V{1, 8, 8, 4},
        {attr_ints("pads", {1, 1, 1, 1}), attr_s("activation", "HardSwish")}},
@@ -113,7 +116,7 @@ inline onnx::ModelProto fused_model(const FusedCase& c) {
   for (const auto& a : c.attrs) *n->add_attribute() = a;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     std::vector<DimSpec> dims(c.inputs[i].begin(), c.inputs[i].end());
-    const int elem = c.op == "Attention" && i == 3 ? c.mask_elem : onnx::TensorProto::FLOAT;
+    const int elem = (c.op == "Attention" || c.op == "MultiHeadAttention") && i == 3 ? c.mask_elem : onnx::TensorProto::FLOAT;
     add_vi(g->mutable_input(), c.input_names[i], elem, dims);
   }
   // Outputs declared with symbolic dims only (the checker wants a shape field): inference fills them.

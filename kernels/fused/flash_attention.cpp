@@ -1,0 +1,116 @@
+#include "kernels/fused/flash_attention.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/fused/flash_attention_tile.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor::fused {
+namespace flash {
+
+// Each ISA's functions are taken on first use only: the per-ISA files are compiled for that ISA,
+// so their code runs only after detection says it may.
+const TileFns& tile_fns(Isa isa) {
+  switch (clamp_isa(isa)) {
+    case Isa::Avx512: {
+      static const TileFns f = tile_fns_avx512();
+      return f;
+    }
+    case Isa::Avx2: {
+      static const TileFns f = tile_fns_avx2();
+      return f;
+    }
+    default: {
+      static const TileFns f = tile_fns_scalar();
+      return f;
+    }
+  }
+}
+
+}  // namespace flash
+
+namespace {
+
+// Work below which a chunk of tasks is not split further across threads (a wake-up costs more).
+constexpr int64_t kMinFlopsPerChunk = int64_t(1) << 19;
+// Query rows per task: at most this many register tiles.
+constexpr int64_t kMaxTilesPerTask = 8;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function<void*(size_t)>& scratch, Isa isa) {
+  const flash::TileFns& fns = flash::tile_fns(isa);
+  const int64_t nb = p.batch * p.heads;
+  if (nb <= 0 || p.sq <= 0 || p.dv <= 0) return;
+  auto off = [&](int64_t n, int64_t sb, int64_t sh) { return (n / p.heads) * sb + (n % p.heads) * sh; };
+  if (p.sk <= 0) {  // no keys: every row is fully masked
+    for (int64_t n = 0; n < nb; ++n)
+      for (int64_t i = 0; i < p.sq; ++i)
+        std::memset(p.y + off(n, p.y_batch, p.y_head) + i * p.y_row, 0, static_cast<size_t>(p.dv) * sizeof(float));
+    return;
+  }
+  const int threads = std::max(1, pool.num_threads());
+
+  // K^T per (batch, head): the input itself when its keys are contiguous, else a transposed copy.
+  const bool direct = p.k_key == 1;
+  const int64_t ldkt = direct ? p.k_dim : ceil_div(p.sk, 16) * 16;
+  float* kt = nullptr;
+  if (!direct) {
+    kt = static_cast<float*>(scratch(static_cast<size_t>(nb * p.d * ldkt) * sizeof(float)));
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, p.sk * p.d));
+    pool.parallel_for(nb, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        fns.transpose_k(p.k + off(n, p.k_batch, p.k_head), p.k_key, p.k_dim, p.sk, p.d, kt + n * p.d * ldkt, ldkt);
+    }, grain);
+  }
+
+  // Tasks: (batch, head, tile of query rows), tiles shortened until the threads have enough.
+  const int64_t mr = fns.mr;
+  int64_t tile = mr * kMaxTilesPerTask;
+  while (tile > mr && nb * ceil_div(p.sq, tile) < 4 * threads) tile -= mr;
+  tile = std::min(tile, ceil_div(p.sq, mr) * mr);
+  const int64_t tiles = ceil_div(p.sq, tile), tasks = nb * tiles;
+  const int64_t work = flash::work_floats(tile, fns.mr);
+  float* works = static_cast<float*>(scratch(static_cast<size_t>(tasks * work) * sizeof(float)));
+  const int64_t task_flops = 2 * tile * p.sk * (p.d + p.dv) / (p.causal ? 2 : 1);
+  const int64_t grain = std::max<int64_t>(1, kMinFlopsPerChunk / std::max<int64_t>(1, task_flops));
+
+  pool.parallel_for(tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / tiles;
+      // Causal: the last tiles see the most keys; they go first so the threads end together.
+      const int64_t tix = p.causal ? tiles - 1 - t % tiles : t % tiles;
+      const int64_t i0 = tix * tile;
+      flash::TileArgs a;
+      a.rows = std::min(tile, p.sq - i0);
+      a.q = p.q.data + off(n, p.q.batch, p.q.head) + i0 * p.q.row;
+      a.ldq = p.q.row;
+      a.y = p.y + off(n, p.y_batch, p.y_head) + i0 * p.y_row;
+      a.ldy = p.y_row;
+      a.kt = direct ? p.k + off(n, p.k_batch, p.k_head) : kt + n * p.d * ldkt;
+      a.ldkt = ldkt;
+      a.v = p.v.data + off(n, p.v.batch, p.v.head);
+      a.ldv = p.v.row;
+      a.keys = p.sk;
+      a.d = p.d;
+      a.dv = p.dv;
+      a.scale = p.scale;
+      if (p.fmask || p.bmask) {
+        const int64_t base = p.mask_base[n] + i0 * p.mask_row;
+        if (p.fmask) a.fmask = p.fmask + base;
+        if (p.bmask) a.bmask = p.bmask + base;
+        a.mask_row = p.mask_row;
+        a.mask_col = p.mask_col;
+      }
+      a.causal = p.causal;
+      a.causal_first = i0 + p.sk - p.sq;
+      a.work = works + t * work;
+      fns.attend(a);
+    }
+  }, grain);
+}
+
+}  // namespace fusor::fused

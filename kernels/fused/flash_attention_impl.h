@@ -1,0 +1,354 @@
+// The per-ISA attention tile (flash_attention_tile.h) written once over a vector type V
+// (kernels/gemm/simd.h). Include only from the flash_attention_<isa>.cpp files, after simd.h.
+//
+// A task's rows are processed in register tiles of MR rows; for each block of 64 keys:
+//   scores  S[MR x 64] = Q[MR rows] x K^T[:, block]   (Q broadcast from its rows in place, K^T
+//           rows loaded as vectors: MR x NS accumulators)
+//   softmax per row: t = scale * s (+ mask), block max, p = exp(t - max) with the running max and
+//           sum updated; the row's output is rescaled by exp(old max - new max) in the next step
+//   P x V   Y[MR x dv] = corr * Y + P x V[block]       (P broadcast, V rows loaded in place:
+//           MR x NP accumulators per chunk of NP vectors of columns)
+// Y's rows are divided by the row sums at the end.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "kernels/fused/flash_attention_tile.h"
+
+namespace fusor::FUSOR_SIMD_NS {
+
+using fused::flash::kKeyBlock;
+using fused::flash::TileArgs;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// ---- register-blocked products ----
+
+// s[i * lds + j] = sum_c q[i * ldq + c] * kt[c * ldkt + j], rows i < MR, keys j < n, where
+// (NV - 1) * W < n <= NV * W; lanes past n are stored as 0.
+template <class V, int MR, int NV, bool kTail>
+void scores_impl(const float* q, int64_t ldq, const float* kt, int64_t ldkt, int64_t d, int n, float* s, int64_t lds) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  const int last = n - (NV - 1) * W;
+  reg acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  for (int64_t c = 0; c < d; ++c) {
+    const float* kr = kt + c * ldkt;
+    reg b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) b[j] = (kTail && j == NV - 1) ? V::load_n(kr + j * W, last) : V::load(kr + j * W);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const reg a = V::set1(q[i * ldq + c]);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(a, b[j], acc[i][j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) V::store(s + i * lds + j * W, acc[i][j]);
+}
+
+template <class V, int MR, int NV>
+void scores(const float* q, int64_t ldq, const float* kt, int64_t ldkt, int64_t d, int n, float* s, int64_t lds) {
+  if (n == NV * V::kWidth) scores_impl<V, MR, NV, false>(q, ldq, kt, ldkt, d, n, s, lds);
+  else scores_impl<V, MR, NV, true>(q, ldq, kt, ldkt, d, n, s, lds);
+}
+
+// y[i * ldy + c] = corr[i] * y[...] + sum_{j < n} p[i * ldp + j] * v[j * ldv + c], rows i < MR,
+// columns c < (NV - 1) * W + last.
+template <class V, int MR, int NV, bool kTail>
+void pv_impl(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int last,
+             const float* corr) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  reg acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    const reg ci = V::set1(corr[i]);
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) {
+      const float* yp = y + i * ldy + j * W;
+      acc[i][j] = V::mul((kTail && j == NV - 1) ? V::load_n(yp, last) : V::load(yp), ci);
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    const float* vr = v + k * ldv;
+    reg b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) b[j] = (kTail && j == NV - 1) ? V::load_n(vr + j * W, last) : V::load(vr + j * W);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const reg a = V::set1(p[i * ldp + k]);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(a, b[j], acc[i][j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) {
+      float* yp = y + i * ldy + j * W;
+      if (kTail && j == NV - 1) V::store_n(yp, acc[i][j], last);
+      else V::store(yp, acc[i][j]);
+    }
+}
+
+template <class V, int MR, int NV>
+void pv(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int last,
+        const float* corr) {
+  if (last == V::kWidth) pv_impl<V, MR, NV, false>(p, ldp, v, ldv, n, y, ldy, last, corr);
+  else pv_impl<V, MR, NV, true>(p, ldp, v, ldv, n, y, ldy, last, corr);
+}
+
+using ScoresFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, float*, int64_t);
+using PvFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int, const float*);
+
+// Tables indexed [rows - 1][vectors - 1].
+template <class V, int MR, int NS, int NP>
+struct Kernels {
+  ScoresFn scores_fn[MR][NS];
+  PvFn pv_fn[MR][NP];
+};
+
+template <class V, int MR, int NS, int NP, int R, int... J>
+void fill_row(Kernels<V, MR, NS, NP>& k, std::integer_sequence<int, J...>) {
+  ((J < NS ? (k.scores_fn[R][J] = &scores<V, R + 1, (J < NS ? J + 1 : 1)>, 0) : 0), ...);
+  ((J < NP ? (k.pv_fn[R][J] = &pv<V, R + 1, (J < NP ? J + 1 : 1)>, 0) : 0), ...);
+}
+
+template <class V, int MR, int NS, int NP, int... R>
+Kernels<V, MR, NS, NP> make_kernels(std::integer_sequence<int, R...>) {
+  Kernels<V, MR, NS, NP> k{};
+  constexpr int kMax = NS > NP ? NS : NP;
+  (fill_row<V, MR, NS, NP, R>(k, std::make_integer_sequence<int, kMax>{}), ...);
+  return k;
+}
+
+// ---- the online softmax of one row ----
+
+template <class V>
+float hmax(typename V::reg v) {
+  float x[V::kWidth];
+  V::store(x, v);
+  float r = x[0];
+  for (int l = 1; l < V::kWidth; ++l) r = x[l] > r ? x[l] : r;
+  return r;
+}
+
+template <class V>
+float hsum(typename V::reg v) {
+  float x[V::kWidth];
+  V::store(x, v);
+  float r = 0.0f;
+  for (int l = 0; l < V::kWidth; ++l) r += x[l];
+  return r;
+}
+
+// t where the bool mask allows, -inf elsewhere; the first n lanes (n <= W) of b are read.
+template <class V>
+typename V::reg allowed(typename V::reg t, const bool* b, int n) {
+#if defined(__AVX512F__)
+  if constexpr (V::kWidth == 16) {
+    const __m128i bytes = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1), b);
+    return _mm512_mask_blend_ps(_mm_test_epi8_mask(bytes, bytes), _mm512_set1_ps(kNegInf), t);
+  }
+#endif
+  float x[V::kWidth];
+  V::store(x, t);
+  for (int l = 0; l < n; ++l) x[l] = b[l] ? x[l] : kNegInf;
+  return V::load(x);
+}
+
+// One online-softmax step over the block's n scores of a row, of which the first `vis` are
+// visible (causal): t = scale * s (+ mask), m' = max(m, max t), s[j] = exp(t - m') (0 for
+// masked and invisible keys), sum = sum * exp(m - m') + sum_j s[j], m = m'. Returns exp(m - m'),
+// the factor for the row's output so far (1 when nothing in the block is visible).
+template <class V>
+float softmax_row(float* s, int64_t vis, int64_t n, float scale, const float* fm, const bool* bm, int64_t mcol,
+                  float& m, float& sum) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  alignas(64) static constexpr float kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const reg vs = V::set1(scale);
+  const reg ninf = V::set1(kNegInf);
+  reg vmax = ninf;
+  const bool vec_mask = (fm || bm) ? mcol == 1 : true;
+  if (vec_mask) {
+    for (int64_t j = 0; j < vis; j += W) {
+      const int r = static_cast<int>(std::min<int64_t>(W, vis - j));
+      reg t = r == W ? V::load(s + j) : V::load_n(s + j, r);
+      if (fm) t = V::fma(t, vs, r == W ? V::load(fm + j) : V::load_n(fm + j, r));
+      else t = V::mul(t, vs);
+      if (bm) t = allowed<V>(t, bm + j, r);
+      if (r < W) t = V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), t, ninf);
+      V::store(s + j, t);
+      vmax = V::max(vmax, t);
+    }
+  } else {
+    for (int64_t j = 0; j < vis; ++j) {
+      float t = s[j] * scale;
+      if (fm) t += fm[j * mcol];
+      if (bm && !bm[j * mcol]) t = kNegInf;
+      s[j] = t;
+    }
+    for (int64_t j = 0; j < vis; j += W) {
+      const int r = static_cast<int>(std::min<int64_t>(W, vis - j));
+      reg t = r == W ? V::load(s + j) : V::load_n(s + j, r);
+      if (r < W) t = V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), t, ninf);
+      vmax = V::max(vmax, t);
+    }
+  }
+  const float bmax = hmax<V>(vmax);
+  if (bmax == kNegInf) {
+    std::memset(s, 0, static_cast<size_t>(n) * sizeof(float));
+    return 1.0f;
+  }
+  const float m_new = m > bmax ? m : bmax;
+  const float corr = m == kNegInf ? 0.0f : std::exp(m - m_new);
+  const reg neg_m = V::set1(-m_new);
+  const reg lowest = V::set1(std::numeric_limits<float>::lowest());
+  reg acc = V::zero();
+  int64_t j = 0;
+  for (; j + W <= vis; j += W) {
+    const reg t = V::load(s + j);
+    const reg p = V::lt_select(t, lowest, V::zero(), V::exp(V::add(t, neg_m)));
+    V::store(s + j, p);
+    acc = V::add(acc, p);
+  }
+  if (j < vis) {
+    const int r = static_cast<int>(vis - j);
+    const reg t = V::load_n(s + j, r);
+    reg p = V::lt_select(t, lowest, V::zero(), V::exp(V::add(t, neg_m)));
+    p = V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), p, V::zero());
+    V::store(s + j, p);  // lanes past vis are zero: they are keys the row does not see
+    acc = V::add(acc, p);
+    j += W;
+  }
+  if (j < n) std::memset(s + j, 0, static_cast<size_t>(n - j) * sizeof(float));
+  sum = sum * corr + hsum<V>(acc);
+  m = m_new;
+  return corr;
+}
+
+// ---- one task ----
+
+template <class V, int MR, int NS, int NP>
+void attend(const TileArgs& a) {
+  constexpr int W = V::kWidth, KB = kKeyBlock, SC = NS * W, PC = NP * W;
+  static_assert(KB % SC == 0, "key block must be a multiple of the scores tile");
+  static const Kernels<V, MR, NS, NP> kern = make_kernels<V, MR, NS, NP>(std::make_integer_sequence<int, MR>{});
+  float* s = a.work;          // MR x KB scores, then probabilities
+  float* corr = s + MR * KB;  // MR
+  float* mx = corr + MR;      // rows
+  float* sum = mx + a.rows;   // rows
+  for (int64_t r = 0; r < a.rows; ++r) {
+    std::memset(a.y + r * a.ldy, 0, static_cast<size_t>(a.dv) * sizeof(float));
+    mx[r] = kNegInf;
+    sum[r] = 0.0f;
+  }
+  const int64_t key_end = a.causal ? std::clamp<int64_t>(a.causal_first + a.rows, 0, a.keys) : a.keys;
+  for (int64_t j0 = 0; j0 < key_end; j0 += KB) {
+    const int64_t jn = std::min<int64_t>(KB, key_end - j0);
+    for (int64_t g0 = 0; g0 < a.rows; g0 += MR) {
+      const int mr = static_cast<int>(std::min<int64_t>(MR, a.rows - g0));
+      const int64_t gn = a.causal ? std::clamp<int64_t>(a.causal_first + g0 + mr - j0, 0, jn) : jn;
+      if (gn <= 0) continue;
+      for (int64_t c0 = 0; c0 < gn; c0 += SC) {
+        const int n = static_cast<int>(std::min<int64_t>(SC, gn - c0));
+        kern.scores_fn[mr - 1][(n + W - 1) / W - 1](a.q + g0 * a.ldq, a.ldq, a.kt + j0 + c0, a.ldkt, a.d, n, s + c0, KB);
+      }
+      for (int r = 0; r < mr; ++r) {
+        const int64_t i = g0 + r;
+        const int64_t vis = a.causal ? std::clamp<int64_t>(a.causal_first + i + 1 - j0, 0, gn) : gn;
+        const float* fm = a.fmask ? a.fmask + i * a.mask_row + j0 * a.mask_col : nullptr;
+        const bool* bm = a.bmask ? a.bmask + i * a.mask_row + j0 * a.mask_col : nullptr;
+        corr[r] = softmax_row<V>(s + r * KB, vis, gn, a.scale, fm, bm, a.mask_col, mx[i], sum[i]);
+      }
+      for (int64_t c0 = 0; c0 < a.dv; c0 += PC) {
+        const int cols = static_cast<int>(std::min<int64_t>(PC, a.dv - c0));
+        const int nv = (cols + W - 1) / W;
+        kern.pv_fn[mr - 1][nv - 1](s, KB, a.v + j0 * a.ldv + c0, a.ldv, gn, a.y + g0 * a.ldy + c0, a.ldy,
+                                   cols - (nv - 1) * W, corr);
+      }
+    }
+  }
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
+    const typename V::reg vi = V::set1(inv);
+    float* y = a.y + r * a.ldy;
+    int64_t c = 0;
+    for (; c + W <= a.dv; c += W) V::store(y + c, V::mul(V::load(y + c), vi));
+    if (c < a.dv) V::store_n(y + c, V::mul(V::load_n(y + c, static_cast<int>(a.dv - c)), vi), static_cast<int>(a.dv - c));
+  }
+}
+
+// ---- K transposed into panels ----
+
+template <class V>
+void transpose_k(const float* k, int64_t key, int64_t dim, int64_t n, int64_t d, float* dst, int64_t ld) {
+  int64_t j0 = 0;
+#if defined(__AVX512F__)
+  if constexpr (V::kWidth == 16) {
+    if (dim == 1) {
+      for (; j0 + 16 <= n; j0 += 16) {
+        int64_t c0 = 0;
+        for (; c0 + 16 <= d; c0 += 16) {
+          __m512 r[16], t[16];
+          for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(k + (j0 + i) * key + c0);
+          for (int i = 0; i < 8; ++i) {
+            t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+          }
+          for (int i = 0; i < 4; ++i) {
+            const __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
+            const __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
+            r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+            r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+            r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+            r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+          }
+          // r[4 i + c] holds, in 128-bit lane L, rows 4i..4i+3 of column 4 L + c.
+          for (int c = 0; c < 4; ++c) {
+            const __m512 u0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
+            const __m512 u1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+            const __m512 u2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
+            const __m512 u3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+            _mm512_storeu_ps(dst + (c0 + c) * ld + j0, _mm512_shuffle_f32x4(u0, u2, 0x88));
+            _mm512_storeu_ps(dst + (c0 + 4 + c) * ld + j0, _mm512_shuffle_f32x4(u0, u2, 0xDD));
+            _mm512_storeu_ps(dst + (c0 + 8 + c) * ld + j0, _mm512_shuffle_f32x4(u1, u3, 0x88));
+            _mm512_storeu_ps(dst + (c0 + 12 + c) * ld + j0, _mm512_shuffle_f32x4(u1, u3, 0xDD));
+          }
+        }
+        for (; c0 < d; ++c0)
+          for (int i = 0; i < 16; ++i) dst[c0 * ld + j0 + i] = k[(j0 + i) * key + c0];
+      }
+    }
+  }
+#endif
+  // The rest (and every other ISA): blocks of 8 keys, reading each key's columns in order.
+  for (; j0 < n; j0 += 8) {
+    const int64_t jn = std::min<int64_t>(8, n - j0);
+    for (int64_t c = 0; c < d; ++c)
+      for (int64_t j = 0; j < jn; ++j) dst[c * ld + j0 + j] = k[(j0 + j) * key + c * dim];
+  }
+}
+
+template <class V, int MR, int NS, int NP>
+fused::flash::TileFns make_tile_fns() {
+  fused::flash::TileFns f;
+  f.mr = MR;
+  f.attend = &attend<V, MR, NS, NP>;
+  f.transpose_k = &transpose_k<V>;
+  return f;
+}
+
+}  // namespace fusor::FUSOR_SIMD_NS
