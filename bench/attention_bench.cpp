@@ -1,0 +1,94 @@
+// Attention core benchmarks (not run in CI): the flash-attention core (kernels/fused/
+// flash_attention.h) against the GEMM core doing the same two products per head, Q x K^T
+// (S x S x d) and P x V (S x d x S), unpacked as for activations, on one thread.
+//
+//   /work/tools/quietrun build/bin/attention_bench --benchmark_min_time=0.2
+//
+// Arguments: head size d, sequence S (queries = keys), causal (0/1). 4 heads, batch 1, the
+// operands in the projections' layout (S, 4 * d), as fusor.MultiHeadAttention reads them.
+// GFLOPs counts 4 * S * S * d per head (half of it with causal: the masked blocks are skipped
+// and not counted); the Gemm rows count the same 4 * S * S * d for the two products.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/fused/flash_attention.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/thread_pool.h"
+
+namespace {
+
+using namespace fusor;
+
+constexpr int64_t kHeads = 4;
+
+std::vector<float> rnd(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+void report(benchmark::State& st, double flops) {
+  st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Flash(benchmark::State& st) {
+  const int64_t d = st.range(0), s = st.range(1);
+  const bool causal = st.range(2) != 0;
+  const int64_t e = kHeads * d;
+  auto q = rnd(s * e, 1), k = rnd(s * e, 2), v = rnd(s * e, 3);
+  std::vector<float> y(s * e);
+  std::vector<char> scratch;
+  ThreadPool pool(1);
+  fused::AttnProblem p;
+  p.batch = 1, p.heads = kHeads, p.sq = s, p.sk = s, p.d = d, p.dv = d;
+  p.q = {q.data(), s * e, d, e};
+  p.v = {v.data(), s * e, d, e};
+  p.k = k.data(), p.k_batch = s * e, p.k_head = d, p.k_key = e, p.k_dim = 1;
+  p.y = y.data(), p.y_batch = s * e, p.y_head = d, p.y_row = e;
+  p.scale = 0.125f;
+  p.causal = causal;
+  const Isa isa = active_isa();
+  auto get = [&scratch](size_t bytes) {
+    if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
+    return static_cast<void*>(reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63)));
+  };
+  for (auto _ : st) {
+    fused::flash_attention(p, pool, get, isa);
+    benchmark::ClobberMemory();
+  }
+  report(st, 4.0 * s * s * d * kHeads / (causal ? 2 : 1));
+}
+
+void BM_GemmSameProducts(benchmark::State& st) {
+  const int64_t d = st.range(0), s = st.range(1);
+  auto q = rnd(s * d, 1), k = rnd(s * d, 2), v = rnd(s * d, 3);
+  std::vector<float> scores(s * s), y(s * d);
+  for (auto _ : st) {
+    for (int64_t h = 0; h < kHeads; ++h) {
+      gemm(s, s, d, MatrixRef{q.data(), d}, MatrixRef{k.data(), d, true}, scores.data(), s);
+      gemm(s, d, s, MatrixRef{scores.data(), s}, MatrixRef{v.data(), d}, y.data(), d);
+    }
+    benchmark::ClobberMemory();
+  }
+  report(st, 4.0 * s * s * d * kHeads);
+}
+
+void shapes(benchmark::internal::Benchmark* b, bool with_causal) {
+  for (int64_t d : {32, 64, 128})
+    for (int64_t s : {64, 128, 256, 512}) {
+      b->Args({d, s, 0});
+      if (with_causal) b->Args({d, s, 1});
+    }
+}
+
+BENCHMARK(BM_Flash)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
+BENCHMARK(BM_GemmSameProducts)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); });
+
+}  // namespace
+
+BENCHMARK_MAIN();
