@@ -1,17 +1,22 @@
 #include "cache/store.h"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <system_error>
 
 #include "cache/hash.h"
+#include "cache/identify.h"
 #include "cache/sqlite.h"
 #include "core/util/log.h"
 
@@ -46,11 +51,14 @@ std::string aside_suffix() {
   return std::string(buf) + "-" + std::to_string(::getpid());
 }
 
-// An exclusive flock on PATH.lock for the duration of a recovery, so two processes that both
-// find the file damaged do not both rename (the second would move the first one's fresh store).
+// An exclusive flock on the cache's folder for the duration of a recovery, so two processes that
+// both find the file damaged do not both rename (the second would move the first one's fresh
+// store). The folder, not a side file: a lock creates nothing.
 class RecoveryLock {
  public:
-  explicit RecoveryLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  explicit RecoveryLock(const std::string& path) {
+    fs::path dir = fs::path(path).parent_path();
+    fd_ = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd_ >= 0) ::flock(fd_, LOCK_EX);
   }
   ~RecoveryLock() {
@@ -58,8 +66,37 @@ class RecoveryLock {
   }
 
  private:
-  int fd_;
+  int fd_ = -1;
 };
+
+// A unique name beside `path` for building a new store.
+std::string temp_name(const std::string& path) {
+  static std::atomic<unsigned> counter{0};
+  return path + ".new-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+void remove_with_sides(const std::string& path) {
+  std::error_code ec;
+  for (const char* side : {"", "-wal", "-shm", "-journal"}) fs::remove(path + side, ec);
+}
+
+// Moves `from` to `to` unless `to` exists. False when `to` exists.
+bool rename_no_replace(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno == EEXIST) return false;
+  if (errno != EINVAL && errno != ENOSYS) throw std::system_error(errno, std::generic_category(), "rename " + from);
+  // A file system without RENAME_NOREPLACE: a hard link is just as exclusive.
+  if (::link(from.c_str(), to.c_str()) != 0) {
+    if (errno == EEXIST) return false;
+    throw std::system_error(errno, std::generic_category(), "link " + to);
+  }
+  ::unlink(from.c_str());
+  return true;
+}
+
+std::string not_a_cache_message(const std::string& path, const std::string& what) {
+  return "cache " + path + ": " + what + ", not a fusor cache; nothing was changed (pass another --cache path)";
+}
 
 }  // namespace
 
@@ -74,20 +111,50 @@ void test_kill_point(const char* where) {
   if (v && std::string_view(v) == where) std::raise(SIGKILL);
 }
 
-std::unique_ptr<Store> Store::open(const std::string& path) {
-  std::unique_ptr<Store> s(new Store(path));
-  try {
-    s->connect();
-    return s;
-  } catch (const SqliteError& e) {
-    if (e.corrupt() && s->recover(e.what())) return s;
-    if (!e.corrupt()) {
-      FUSOR_LOG(Warn) << "cache " << path << ": " << e.what() << "; running without the cache";
+OpenResult Store::open(const std::string& path, Access access, bool create) {
+  using S = OpenResult::Status;
+  OpenResult r;
+  std::unique_ptr<Store> s(new Store(path, access));
+  // Two rounds: a missing path may be created by another process between identifying and creating.
+  for (int round = 0; round < 2; ++round) {
+    PathIdentity id = identify_cache_path(path);
+    if (id.kind == PathKind::NotACache) return {S::NotACache, nullptr, not_a_cache_message(path, id.detail)};
+    if (id.kind == PathKind::Unreadable) return {S::Failed, nullptr, "cache " + path + ": cannot read it: " + id.detail};
+    if (id.kind == PathKind::Missing) {
+      if (access == Access::ReadOnly || !create) return {S::Missing, nullptr, "cache " + path + ": no cache there yet"};
+      try {
+        s->create_new();
+      } catch (const std::exception& e) {
+        return {S::Failed, nullptr, "cache " + path + ": cannot create it: " + e.what()};
+      }
+      continue;  // identify what is there now (ours, or whatever won the race)
     }
-  } catch (const std::exception& e) {
-    FUSOR_LOG(Warn) << "cache " << path << ": " << e.what() << "; running without the cache";
+    try {
+      s->connect();
+      return {S::Opened, std::move(s), ""};
+    } catch (const SqliteError& e) {
+      if (!e.corrupt()) return {S::Failed, nullptr, "cache " + path + ": " + e.what()};
+      if (access == Access::ReadOnly)
+        return {S::Damaged, nullptr,
+                "cache " + path + ": damaged (" + e.what() +
+                    "); nothing was changed: `fusor cache verify --repair` or `fusor cache clear` moves it aside"};
+      if (!s->recover(e.what())) return {S::Failed, nullptr, "cache " + path + ": damaged (" + e.what() + ") and " + s->problem_};
+      std::string msg = s->recovered_;
+      return {S::Opened, std::move(s), msg};
+    } catch (const std::exception& e) {
+      return {S::Failed, nullptr, "cache " + path + ": " + e.what()};
+    }
   }
-  return nullptr;
+  return {S::Failed, nullptr, "cache " + path + ": it keeps changing while being opened"};
+}
+
+std::unique_ptr<Store> Store::open(const std::string& path) {
+  OpenResult r = open(path, Access::ReadWrite, /*create=*/true);
+  if (!r.store) {
+    FUSOR_LOG(Warn) << r.message << "; running without the cache";
+    return nullptr;
+  }
+  return std::move(r.store);  // a recovery was logged as it happened
 }
 
 Store::~Store() { close(); }
@@ -97,11 +164,46 @@ void Store::close() {
   db_ = nullptr;
 }
 
-void Store::connect() {
-  close();
+void Store::create_new() {
   fs::path p(path_);
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::string tmp = temp_name(path_);
+  sqlite3* db = nullptr;
+  try {
+    int rc = sqlite3_open_v2(tmp.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) throw SqliteError(rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    // page_size only takes effect on a new, empty file (before WAL): large pages suit the
+    // megabyte-sized payloads.
+    exec(db, "PRAGMA page_size=16384");
+    exec(db, "PRAGMA journal_mode=WAL");
+    Transaction t(db);
+    exec(db, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
+    exec(db,
+         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+         "CREATE TABLE entries(key TEXT PRIMARY KEY, model TEXT NOT NULL, providers TEXT NOT NULL,"
+         " level TEXT NOT NULL, created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL,"
+         " hits INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL, checksum TEXT NOT NULL, info TEXT NOT NULL);"
+         "CREATE TABLE payloads(key TEXT PRIMARY KEY, payload BLOB NOT NULL);"
+         "CREATE INDEX entries_lru ON entries(last_used_ms);");
+    Stmt(db, "INSERT INTO meta(key, value) VALUES('format', ?)").bind(1, std::string_view(kFormat)).run();
+    t.commit();
+    // Closing the only connection checkpoints the WAL into the file and removes -wal/-shm.
+    int crc = sqlite3_close(db);
+    db = nullptr;
+    if (crc != SQLITE_OK) throw SqliteError(crc, "cannot close the new store");
+    if (!rename_no_replace(tmp, path_)) remove_with_sides(tmp);  // another process made one first
+  } catch (...) {
+    if (db) sqlite3_close_v2(db);
+    remove_with_sides(tmp);
+    throw;
+  }
+}
+
+void Store::connect() {
+  close();
+  // No SQLITE_OPEN_CREATE: the file was identified as a fusor cache, and a path that has gone
+  // since is not recreated here.
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = "cannot open: " + std::string(db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
     int code = db_ ? sqlite3_extended_errcode(db_) : rc;
@@ -114,14 +216,12 @@ void Store::connect() {
     ino_ = st.st_ino;
   }
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-  // page_size only takes effect on a new, empty file (before WAL): large pages suit the
-  // megabyte-sized payloads.
-  exec(db_, "PRAGMA page_size=16384");
-  exec(db_, "PRAGMA journal_mode=WAL");
+  // Read-only access: SQLite itself refuses every write on this connection. (Opened read-write
+  // all the same: a read-only connection leaves the -wal/-shm files of a WAL database behind.)
+  if (access_ == Access::ReadOnly) exec(db_, "PRAGMA query_only=1");
   exec(db_, "PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864; PRAGMA mmap_size=268435456");
 
-  // Verify: our schema and format, or an empty file to create them in. Anything else (another
-  // program's database, a future format) is set aside like a damaged file.
+  // Our schema and format. The file was identified as a fusor cache, so missing tables mean damage.
   int64_t ours = 0, tables = 0;
   {
     Stmt q(db_, "SELECT COUNT(*), COALESCE(SUM(name IN ('meta','entries','payloads')),0) FROM sqlite_master WHERE type='table'");
@@ -129,27 +229,29 @@ void Store::connect() {
     tables = q.int_at(0);
     ours = q.int_at(1);
   }
-  if (tables == 0) {
-    Transaction t(db_);
-    exec(db_,
-         "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-         "CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, model TEXT NOT NULL, providers TEXT NOT NULL,"
-         " level TEXT NOT NULL, created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL,"
-         " hits INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL, checksum TEXT NOT NULL, info TEXT NOT NULL);"
-         "CREATE TABLE IF NOT EXISTS payloads(key TEXT PRIMARY KEY, payload BLOB NOT NULL);"
-         "CREATE INDEX IF NOT EXISTS entries_lru ON entries(last_used_ms);");
-    Stmt(db_, "INSERT OR IGNORE INTO meta(key, value) VALUES('format', ?)").bind(1, std::string_view(kFormat)).run();
-    t.commit();
-  } else if (ours != 3 || tables != 3) {
-    throw SqliteError(SQLITE_NOTADB, "not a fusor cache (unexpected tables)");
+  if (ours != 3 || tables != 3) throw SqliteError(SQLITE_CORRUPT, "its tables are missing or unexpected");
+  std::string format;
+  {
+    Stmt f(db_, "SELECT value FROM meta WHERE key='format'");
+    if (f.step()) format = f.text_at(0);
   }
-  Stmt f(db_, "SELECT value FROM meta WHERE key='format'");
-  if (!f.step() || f.text_at(0) != kFormat)
-    throw SqliteError(SQLITE_NOTADB, "not a fusor cache of format " + std::string(kFormat));
+  if (format != kFormat)
+    throw SqliteError(SQLITE_ERROR, "a cache of another fusor version (format '" + format + "', this one reads '" +
+                                        std::string(kFormat) + "'); nothing was changed");
+  if (access_ == Access::ReadWrite) {
+    Stmt q(db_, "PRAGMA application_id");
+    q.step();
+    if (q.int_at(0) != kApplicationId)  // a cache made before the id existed
+      exec(db_, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
+  }
 }
 
 bool Store::recover(const std::string& why) {
   close();
+  if (access_ != Access::ReadWrite) {
+    problem_ = "damaged (" + why + ")";
+    return false;
+  }
   std::string aside;
   {
     RecoveryLock lock(path_);
@@ -160,8 +262,8 @@ bool Store::recover(const std::string& why) {
       std::error_code ec;
       fs::rename(path_, aside, ec);
       if (ec) {
-        FUSOR_LOG(Warn) << "cache " << path_ << ": " << why << "; cannot move it aside (" << ec.message()
-                        << "); running without the cache";
+        problem_ = "cannot move it aside (" + ec.message() + ")";
+        FUSOR_LOG(Warn) << "cache " << path_ << ": " << why << "; " << problem_ << "; running without the cache";
         return false;
       }
       for (const char* side : {"-wal", "-shm"})
@@ -169,14 +271,18 @@ bool Store::recover(const std::string& why) {
     }
   }
   if (!aside.empty())
-    FUSOR_LOG(Warn) << "cache " << path_ << ": " << why << "; moved it aside to " << aside << " and started a new cache";
+    recovered_ = "cache " + path_ + ": " + why + "; moved it aside to " + aside + " and started a new cache";
   else
-    FUSOR_LOG(Warn) << "cache " << path_ << ": " << why << "; another process already replaced it";
+    recovered_ = "cache " + path_ + ": " + why + "; another process already replaced it";
+  FUSOR_LOG(Warn) << recovered_;
   try {
+    if (identify_cache_path(path_).kind == PathKind::Missing) create_new();
+    if (identify_cache_path(path_).kind != PathKind::FusorCache) throw std::runtime_error("what is there now is not a fusor cache");
     connect();
     return true;
   } catch (const std::exception& e) {
-    FUSOR_LOG(Warn) << "cache " << path_ << ": cannot start a new cache: " << e.what() << "; running without the cache";
+    problem_ = std::string("cannot start a new cache: ") + e.what();
+    FUSOR_LOG(Warn) << "cache " << path_ << ": " << problem_ << "; running without the cache";
     close();
     return false;
   }
@@ -189,7 +295,8 @@ T Store::guarded(const char* what, T fallback, Op op) {
     return op();
   } catch (const SqliteError& e) {
     if (!e.corrupt()) {
-      FUSOR_LOG(Warn) << "cache " << path_ << ": " << what << ": " << e.what() << " (the cache is skipped)";
+      problem_ = std::string(what) + ": " + e.what();
+      FUSOR_LOG(Warn) << "cache " << path_ << ": " << problem_ << " (the cache is skipped)";
       return fallback;
     }
     if (!recover(e.what())) return fallback;
@@ -197,7 +304,8 @@ T Store::guarded(const char* what, T fallback, Op op) {
   try {
     return op();
   } catch (const SqliteError& e) {
-    FUSOR_LOG(Warn) << "cache " << path_ << ": " << what << ": " << e.what() << " (the cache is skipped)";
+    problem_ = std::string(what) + ": " + e.what();
+    FUSOR_LOG(Warn) << "cache " << path_ << ": " << problem_ << " (the cache is skipped)";
     return fallback;
   }
 }
@@ -219,6 +327,10 @@ std::optional<Fetched> Store::get(const std::string& key) {
       last_used = q.int_at(3);
     }
     if (checksum_of(f.info, f.payload) != sum) {
+      if (access_ == Access::ReadOnly) {
+        FUSOR_LOG(Warn) << "cache " << path_ << ": entry " << key.substr(0, 16) << " failed its checksum";
+        return std::nullopt;
+      }
       FUSOR_LOG(Warn) << "cache " << path_ << ": entry " << key.substr(0, 16)
                       << " failed its checksum; dropped it (it is rebuilt)";
       Transaction t(db_);
@@ -226,7 +338,7 @@ std::optional<Fetched> Store::get(const std::string& key) {
       t.commit();
       return std::nullopt;
     }
-    if (now_ms() - last_used >= recency_ms_) {
+    if (access_ == Access::ReadWrite && now_ms() - last_used >= recency_ms_) {
       try {
         Stmt(db_, "UPDATE entries SET last_used_ms=?, hits=hits+1 WHERE key=?")
             .bind(1, now_ms())
@@ -243,6 +355,7 @@ std::optional<Fetched> Store::get(const std::string& key) {
 
 bool Store::put(const std::string& key, const EntryMeta& meta, const std::string& info, const std::string& payload,
                 int64_t max_bytes) {
+  if (access_ == Access::ReadOnly) return false;
   int64_t size = static_cast<int64_t>(info.size() + payload.size());
   if (size > max_bytes) {
     FUSOR_LOG(Info) << "cache: entry of " << size << " bytes exceeds the bound of " << max_bytes << "; not stored";
@@ -317,7 +430,8 @@ StoreStats Store::stats() {
   return s;
 }
 
-VerifyReport Store::verify(bool drop) {
+VerifyReport Store::verify(bool repair) {
+  repair = repair && access_ == Access::ReadWrite;
   VerifyReport rep;
   auto run = [&] {
     VerifyReport r;
@@ -346,10 +460,10 @@ VerifyReport Store::verify(bool drop) {
     }
     rep.integrity_ok = false;
     rep.integrity = e.what();
-    recover(e.what());
+    if (repair) recover(e.what());
     return rep;
   }
-  if (drop && !rep.bad_keys.empty()) {
+  if (repair && !rep.bad_keys.empty()) {
     guarded("verify", 0, [&] {
       Transaction t(db_);
       for (const std::string& k : rep.bad_keys) delete_entry(db_, k);
@@ -363,6 +477,10 @@ VerifyReport Store::verify(bool drop) {
 }
 
 int64_t Store::clear() {
+  if (access_ == Access::ReadOnly) {
+    problem_ = "clear: opened read-only";
+    return -1;
+  }
   int64_t n = guarded("clear", int64_t{-1}, [&] {
     Transaction t(db_);
     Stmt q(db_, "SELECT COUNT(*) FROM entries");

@@ -9,17 +9,25 @@
 // SHA-256 of both, checked on every fetch.
 //
 // Safety contract:
+// - Nothing that is not a fusor cache is ever created over, moved or written: the path is
+//   identified first (cache/identify.h) and anything else (a model, a directory, a FIFO, an empty
+//   file, another program's database) is refused untouched.
+// - A new store is built under a temporary name and renamed into place without replacing
+//   anything (RENAME_NOREPLACE), so a path never holds a half-made cache.
+// - Read-only access (`fusor cache list|stats|verify`) creates, moves and writes nothing: a
+//   missing cache is reported as missing, a damaged one as damaged.
 // - Every write is one BEGIN IMMEDIATE transaction, so a process killed mid-write leaves the
 //   previous state (SQLite's journal). Readers and writers wait for each other up to the busy
 //   timeout (10 s) instead of failing.
-// - A file that is not an SQLite database, is damaged, or holds another schema is renamed aside
-//   ("cache.db.corrupt-YYYYmmdd-HHMMSS-PID", with its -wal/-shm; nothing is deleted) and a fresh
-//   store is started; a warning goes to stderr. This happens at open and whenever SQLite reports
+// - Only with read-write access, a file that was a fusor cache and is now damaged (SQLite reports
+//   corruption, its tables are gone) is renamed aside ("cache.db.corrupt-YYYYmmdd-HHMMSS-PID",
+//   with its -wal/-shm; nothing is deleted; an flock on the folder serializes this between
+//   processes) and a fresh store is started. This happens at open and whenever SQLite reports
 //   corruption later.
-// - An entry whose checksum fails is deleted (warning) and reported as absent, so the caller
+// - An entry whose checksum fails is deleted (read-write) and reported as absent, so the caller
 //   rebuilds it.
-// - Any other failure (read-only directory, disk full, lock timeout) is a warning and the store
-//   behaves as empty for that call: the cache never makes a run fail.
+// - Any other failure (read-only directory, disk full, lock timeout) makes the store behave as
+//   empty for that call and is kept in problem(): the cache never makes a run fail.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -65,10 +73,27 @@ struct VerifyReport {
   std::vector<std::string> bad_keys;  // checksum failures (dropped when verify(drop=true))
 };
 
+enum class Access { ReadOnly, ReadWrite };
+
+class Store;
+
+struct OpenResult {
+  enum class Status { Opened, Missing, NotACache, Damaged, Failed };
+  Status status = Status::Failed;
+  std::unique_ptr<Store> store;  // set when Opened
+  // Why it was not opened ("cache PATH: a directory, not a fusor cache; nothing was changed"),
+  // or, when Opened after moving a damaged cache aside, what was done.
+  std::string message;
+};
+
 class Store {
  public:
-  // Opens or creates the store at `path` (creating its directory). Never throws: returns
-  // nullptr, after a warning, when no store can be used at all (e.g. an unwritable directory).
+  // ReadOnly: opens an existing fusor cache; never creates, moves or writes anything (a missing
+  // path is Missing, a damaged cache Damaged). ReadWrite: creates a missing store when `create`
+  // (its folder too), moves a damaged fusor cache aside and starts a new one. Both refuse a path
+  // that is not a fusor cache (NotACache). Never throws.
+  static OpenResult open(const std::string& path, Access access, bool create);
+  // For runs (sessions): ReadWrite, creating. A warning, and nullptr, when no store can be used.
   static std::unique_ptr<Store> open(const std::string& path);
   ~Store();
   Store(const Store&) = delete;
@@ -82,28 +107,38 @@ class Store {
   // failed (warnings say which). The hit is recorded (hits + 1, last_used_ms = now) only when the
   // entry was last used at least recency_granularity_ms ago: a hit is then read-only, which
   // spares it a WAL write and the syncs of the checkpoint at close (~10-25 ms here).
-  // LRU order is exact up to that granularity.
+  // LRU order is exact up to that granularity. Read-only access records nothing.
   std::optional<Fetched> get(const std::string& key);
   // Inserts or replaces the entry, then evicts least-recently-used entries until the store
   // holds at most `max_bytes` of entries (an entry larger than the bound is not stored).
-  // Returns false (after a warning) when nothing was stored.
+  // Returns false (after a warning) when nothing was stored (always with read-only access).
   bool put(const std::string& key, const EntryMeta& meta, const std::string& info, const std::string& payload,
            int64_t max_bytes);
 
   std::vector<EntryRow> list();
   StoreStats stats();
-  // SQLite's integrity_check plus every entry's checksum; with `drop`, bad entries are deleted.
-  VerifyReport verify(bool drop);
-  // Deletes every entry; returns how many there were.
+  // SQLite's integrity_check plus every entry's checksum; with `repair` (read-write access only),
+  // bad entries are deleted and a damaged file is moved aside.
+  VerifyReport verify(bool repair);
+  // Deletes every entry (read-write access); returns how many there were, -1 on failure.
   int64_t clear();
 
+  Access access() const { return access_; }
+  // The last failure an operation fell back from ("" when none): read-only commands report it.
+  const std::string& problem() const { return problem_; }
+  // What recovery did ("moved it aside to ...") when this store moved a damaged file aside.
+  const std::string& recovered() const { return recovered_; }
+
  private:
-  explicit Store(std::string path) : path_(std::move(path)) {}
-  // Opens path_; throws SqliteError.
+  Store(std::string path, Access access) : path_(std::move(path)), access_(access) {}
+  // Opens path_, which was identified as a fusor cache; throws SqliteError.
   void connect();
   void close();
-  // Renames the damaged file aside and starts a fresh store (warnings on stderr). False when
-  // even the fresh store cannot be opened.
+  // Builds an empty store under a temporary name and renames it to path_ unless something is
+  // there by then (another process made it). Throws SqliteError or std::system_error.
+  void create_new();
+  // Renames the damaged file aside and starts a fresh store (read-write only; warnings). False
+  // when even the fresh store cannot be opened.
   bool recover(const std::string& why);
   // Runs `op`, recovering once from corruption; other SQLite errors become a warning and
   // `fallback`.
@@ -111,6 +146,8 @@ class Store {
   T guarded(const char* what, T fallback, Op op);
 
   std::string path_;
+  Access access_;
+  std::string problem_, recovered_;
   sqlite3* db_ = nullptr;
   int64_t recency_ms_ = 60000;
   uint64_t dev_ = 0, ino_ = 0;  // of the file this connection opened (so recovery renames only it)

@@ -42,17 +42,6 @@ std::string shape_text(const IoStats& io) {
   return s + "]";
 }
 
-std::string bytes_text(int64_t bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1000 && u < 4) v /= 1000, ++u;
-  char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
-}
-
 std::string ms_text(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, ms < 10 ? "%.2f ms" : "%.1f ms", ms);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/bytes_text.h"
 #include "engine/session/model_stats.h"
 #include "core/util/json.h"
 
@@ -21,8 +22,8 @@ json::Value opsets_json(const std::vector<OpsetImport>& opsets);
 
 // "[N,3,224,224]", "[?]" for unknown rank, "?" for an unknown dim.
 std::string shape_text(const IoStats& io);
-// "4.9 MB" (powers of 1000, like du --si), "512 B".
-std::string bytes_text(int64_t bytes);
+// Byte counts are shown with fusor::bytes_text (core/util/bytes_text.h): "4.7 MiB", "512 B".
+
 // A right-aligned two-column histogram sorted by count (descending), then name.
 void print_histogram(std::ostream& out, const std::map<std::string, int64_t>& ops, const std::string& indent = "  ");
 // op | before | after, over the union of ops, sorted by before-count.

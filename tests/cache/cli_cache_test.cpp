@@ -2,6 +2,9 @@
 // process killed mid-write, eviction, and `fusor cache`.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+
 #include "tests/cache/cache_test_util.h"
 #include "tests/cli/cli_harness.h"
 
@@ -87,11 +90,26 @@ TEST(CacheCli, TraceRunsWithTheCacheOff) {
   EXPECT_EQ(r.json()["cache"].as_string(), "off");
 }
 
+// Every file in the directory with its bytes.
+std::map<std::string, std::string> snapshot(const Dir& d) {
+  std::map<std::string, std::string> m;
+  for (const auto& e : std::filesystem::directory_iterator(d.dir()))
+    m[e.path().filename().string()] = e.is_regular_file() ? read_bytes(e.path().string()) : std::string("<dir>");
+  return m;
+}
+
+// A cache made by fusor whose pages after the header are overwritten.
+void damage(const std::string& db) {
+  std::string bytes = read_bytes(db);
+  for (size_t i = 100; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);
+  write_bytes(db, bytes);
+}
+
 TEST(CacheCli, CorruptDatabaseIsMovedAsideWithAWarningAndTheRunSucceeds) {
   Dir d;
-  std::string garbage(3000, '#');
-  garbage.replace(0, 12, "not a db at ");
-  write_bytes(d.path("c.db"), garbage);
+  ASSERT_EQ(optimize(squeezenet(), d.path("o.onnx"), d.path("c.db"), {"--level", "basic"}).exit_code, 0);
+  damage(d.path("c.db"));
+  std::string damaged = read_bytes(d.path("c.db"));
   RunResult r = optimize(squeezenet(), d.path("o.onnx"), d.path("c.db"), {"--level", "basic"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warn"), std::string::npos) << r.err;
@@ -99,10 +117,79 @@ TEST(CacheCli, CorruptDatabaseIsMovedAsideWithAWarningAndTheRunSucceeds) {
   EXPECT_EQ(r.json()["cache"].as_string(), "miss");
   std::vector<std::string> aside = d.files_starting("c.db.corrupt-");
   ASSERT_EQ(aside.size(), 1u);
-  EXPECT_EQ(read_bytes(aside[0]), garbage);
+  EXPECT_EQ(read_bytes(aside[0]), damaged);
   RunResult again = optimize(squeezenet(), d.path("o.onnx"), d.path("c.db"), {"--level", "basic"});
   EXPECT_EQ(again.json()["cache"].as_string(), "hit");
   EXPECT_EQ(again.err.find("warn"), std::string::npos) << again.err;
+}
+
+// Issue 18: `--cache model.onnx` moved the user's model aside. Nothing that is not a fusor cache is
+// created, moved or written by any cache command or by a run.
+TEST(CacheCli, AFileThatIsNotACacheIsRefusedUntouchedByEveryCommand) {
+  Dir d;
+  std::string model = d.path("model.onnx");
+  std::filesystem::copy_file(squeezenet(), model);
+  std::filesystem::create_directory(d.path("folder"));
+  write_bytes(d.path("empty"), "");
+  const std::map<std::string, std::string> before = snapshot(d);
+  for (const std::string& target : {model, d.path("folder"), d.path("empty")}) {
+    for (const char* action : {"list", "stats", "verify", "clear"}) {
+      for (bool json : {false, true}) {
+        std::vector<std::string> args = {"cache", action, "--cache", target};
+        if (json) args.push_back("--json");
+        RunResult r = run_fusor(args);
+        EXPECT_EQ(r.exit_code, 2) << action << " " << target << ": " << r.out << r.err;
+        EXPECT_NE(r.err.find("not a fusor cache"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(target), std::string::npos) << r.err;
+      }
+    }
+    RunResult repair = run_fusor({"cache", "verify", "--repair", "--cache", target});
+    EXPECT_EQ(repair.exit_code, 2) << repair.err;
+  }
+  // A run given the model as its cache: a warning, the run succeeds, the model is untouched.
+  Dir out;
+  RunResult r = optimize(squeezenet(), out.path("o.onnx"), model, {"--level", "basic"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("not a fusor cache"), std::string::npos) << r.err;
+  EXPECT_EQ(r.json()["cache"].as_string(), "off");
+  EXPECT_EQ(snapshot(d), before);
+}
+
+TEST(CacheCli, ReadOnlyCommandsCreateNothing) {
+  Dir d;
+  for (const char* action : {"list", "stats", "verify", "clear"}) {
+    RunResult r = run_fusor({"cache", action, "--cache", d.path("sub/new.db"), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << action << ": " << r.err;
+    EXPECT_FALSE(r.json()["exists"].as_bool()) << action;
+    RunResult t = run_fusor({"cache", action, "--cache", d.path("new.db")});
+    ASSERT_EQ(t.exit_code, 0) << action << ": " << t.err;
+    EXPECT_NE(t.out.find("no cache"), std::string::npos) << t.out;
+  }
+  // The default location too.
+  RunResult r = run_fusor_env({"cache", "stats"}, {std::string("XDG_CACHE_HOME=").append(d.dir())});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(snapshot(d).empty());
+}
+
+TEST(CacheCli, ADamagedCacheIsReportedByReadersAndMovedAsideOnlyByWriters) {
+  Dir d;
+  ASSERT_EQ(optimize(squeezenet(), d.path("o.onnx"), d.path("c.db"), {"--level", "basic"}).exit_code, 0);
+  damage(d.path("c.db"));
+  const std::map<std::string, std::string> before = snapshot(d);
+  for (const char* action : {"list", "stats", "verify"}) {
+    RunResult r = run_fusor({"cache", action, "--cache", d.path("c.db")});
+    EXPECT_EQ(r.exit_code, 2) << action << ": " << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("damaged"), std::string::npos) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("nothing was changed"), std::string::npos) << r.out << r.err;
+  }
+  EXPECT_EQ(snapshot(d), before);
+  RunResult v = run_fusor({"cache", "verify", "--repair", "--cache", d.path("c.db"), "--json"});
+  EXPECT_EQ(v.exit_code, 2) << v.err;
+  EXPECT_TRUE(v.json()["repaired"].as_bool());
+  EXPECT_EQ(d.files_starting("c.db.corrupt-").size(), 1u);
+  RunResult after = run_fusor({"cache", "verify", "--cache", d.path("c.db"), "--json"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_TRUE(after.json()["ok"].as_bool());
 }
 
 TEST(CacheCli, CorruptEntryIsDroppedAndRebuilt) {

@@ -96,13 +96,40 @@ TEST(CacheSession, CorruptEntryIsDroppedAndRebuilt) {
   EXPECT_EQ(load(model, d.path("c.db"), o).cache, "hit");
 }
 
-TEST(CacheSession, GarbageDatabaseIsMovedAsideAndTheRunSucceeds) {
+TEST(CacheSession, AFileThatIsNotACacheIsLeftAloneAndTheRunSucceeds) {
   Dir d;
-  write_bytes(d.path("c.db"), "this is not an sqlite database, not even close ..................");
+  const std::string garbage = "this is not an sqlite database, not even close ..................";
+  write_bytes(d.path("c.db"), garbage);
   std::string model = d.path("m.onnx");
   save_model_proto(small_model(), model);
   OptimizeOptions o;
   o.level = OptLevel::Basic;
+  testing::internal::CaptureStderr();
+  OptimizedModel r = load(model, d.path("c.db"), o);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.cache, "off");
+  EXPECT_NE(err.find("not a fusor cache"), std::string::npos) << err;
+  EXPECT_TRUE(d.files_starting("c.db.").empty());
+  EXPECT_EQ(read_bytes(d.path("c.db")), garbage);
+  // The model itself given as the cache: refused, untouched.
+  const std::string model_bytes = read_bytes(model);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(load(model, model, o).cache, "off");
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(read_bytes(model), model_bytes);
+  EXPECT_TRUE(d.files_starting("m.onnx.").empty());
+}
+
+TEST(CacheSession, ADamagedCacheIsMovedAsideAndTheRunSucceeds) {
+  Dir d;
+  std::string model = d.path("m.onnx");
+  save_model_proto(small_model(), model);
+  OptimizeOptions o;
+  o.level = OptLevel::Basic;
+  EXPECT_EQ(load(model, d.path("c.db"), o).cache, "miss");
+  std::string bytes = read_bytes(d.path("c.db"));
+  for (size_t i = 100; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);
+  write_bytes(d.path("c.db"), bytes);
   testing::internal::CaptureStderr();
   OptimizedModel r = load(model, d.path("c.db"), o);
   std::string err = testing::internal::GetCapturedStderr();

@@ -1,10 +1,12 @@
 // cache::Store: round trip, corruption handling, eviction and a write killed mid-transaction.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <map>
 
 #include "cache/store.h"
 #include "tests/cache/cache_test_util.h"
@@ -51,32 +53,118 @@ TEST(CacheStore, OpensInWalMode) {
   sqlite3_close(db);
 }
 
-TEST(CacheStore, GarbageFileIsMovedAsideWithAWarning) {
-  Dir d;
-  std::string garbage(5000, 'x');
-  write_bytes(d.path("c.db"), garbage);
-  testing::internal::CaptureStderr();
-  auto s = Store::open(d.path("c.db"));
-  std::string err = testing::internal::GetCapturedStderr();
-  ASSERT_TRUE(s) << err;
-  EXPECT_NE(err.find("moved it aside"), std::string::npos) << err;
-  std::vector<std::string> aside = d.files_starting("c.db.corrupt-");
-  ASSERT_EQ(aside.size(), 1u);
-  EXPECT_EQ(read_bytes(aside[0]), garbage);  // nothing deleted
-  // The fresh store works.
-  ASSERT_TRUE(s->put("k", meta("m"), "{}", "payload", 1 << 20));
-  EXPECT_TRUE(s->get("k"));
+// Every file in the directory with its bytes: what must stay exactly as it was.
+std::map<std::string, std::string> snapshot(const Dir& d) {
+  std::map<std::string, std::string> m;
+  for (const auto& e : fs::directory_iterator(d.dir()))
+    m[e.path().filename().string()] = e.is_regular_file() ? read_bytes(e.path().string()) : std::string("<dir>");
+  return m;
 }
 
-TEST(CacheStore, ForeignDatabaseIsMovedAside) {
+using Status = cache::OpenResult::Status;
+
+TEST(CacheStore, NotACacheIsRefusedUntouchedByEveryAccess) {
   Dir d;
-  raw_sql(d.path("c.db"), "CREATE TABLE people(name TEXT); INSERT INTO people VALUES('ada');");
-  testing::internal::CaptureStderr();
-  auto s = Store::open(d.path("c.db"));
-  std::string err = testing::internal::GetCapturedStderr();
-  ASSERT_TRUE(s);
-  EXPECT_NE(err.find("not a fusor cache"), std::string::npos) << err;
-  EXPECT_EQ(d.files_starting("c.db.corrupt-").size(), 1u);
+  std::string garbage(5000, 'x');
+  write_bytes(d.path("garbage"), garbage);
+  write_bytes(d.path("empty"), "");
+  raw_sql(d.path("foreign.db"), "CREATE TABLE people(name TEXT); INSERT INTO people VALUES('ada');");
+  // An SQLite file of another program that marks itself (application_id), even with our tables.
+  raw_sql(d.path("marked.db"), "PRAGMA application_id=1234; CREATE TABLE meta(key TEXT, value TEXT);"
+                               "INSERT INTO meta VALUES('format','fusor-cache-1')");
+  fs::create_directory(d.path("folder"));
+  ASSERT_EQ(mkfifo(d.path("fifo").c_str(), 0644), 0);
+  const std::map<std::string, std::string> before = snapshot(d);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"garbage", "not an SQLite database"}, {"empty", "an empty file"},
+      {"foreign.db", "without fusor's tables"}, {"marked.db", "another program"},
+      {"folder", "a directory"},               {"fifo", "a FIFO"}};
+  for (const auto& [name, what] : cases) {
+    for (cache::Access a : {cache::Access::ReadOnly, cache::Access::ReadWrite}) {
+      cache::OpenResult r = Store::open(d.path(name), a, /*create=*/true);
+      EXPECT_EQ(r.status, Status::NotACache) << name;
+      EXPECT_FALSE(r.store) << name;
+      EXPECT_NE(r.message.find(what), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find("nothing was changed"), std::string::npos) << r.message;
+    }
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(Store::open(d.path(name)));  // a run: a warning, and no cache
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("running without the cache"), std::string::npos) << err;
+  }
+  EXPECT_EQ(snapshot(d), before);  // nothing moved, created or written
+}
+
+TEST(CacheStore, ReadOnlyAccessCreatesNothingForAMissingPath) {
+  Dir d;
+  cache::OpenResult r = Store::open(d.path("sub/c.db"), cache::Access::ReadOnly, true);
+  EXPECT_EQ(r.status, Status::Missing);
+  cache::OpenResult w = Store::open(d.path("c.db"), cache::Access::ReadWrite, /*create=*/false);
+  EXPECT_EQ(w.status, Status::Missing);
+  EXPECT_TRUE(snapshot(d).empty());
+}
+
+TEST(CacheStore, ReadOnlyAccessWritesNothing) {
+  Dir d;
+  {
+    auto s = Store::open(d.path("c.db"));
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->put("k", meta("m"), "{}", "payload", 1 << 20));
+    ASSERT_TRUE(s->put("bad", meta("m"), "{}", "payload", 1 << 20));
+  }
+  raw_sql(d.path("c.db"), "UPDATE payloads SET payload = CAST('payloaX' AS BLOB) WHERE key='bad'");
+  const std::map<std::string, std::string> before = snapshot(d);
+  ASSERT_EQ(before.size(), 1u);  // the last connection removed -wal and -shm
+  {
+    cache::OpenResult r = Store::open(d.path("c.db"), cache::Access::ReadOnly, false);
+    ASSERT_EQ(r.status, Status::Opened) << r.message;
+    r.store->set_recency_granularity_ms(0);  // would record every hit
+    testing::internal::CaptureStderr();
+    EXPECT_TRUE(r.store->get("k"));
+    EXPECT_FALSE(r.store->get("bad"));  // reported, not dropped
+    EXPECT_FALSE(r.store->put("new", meta("n"), "{}", "p", 1 << 20));
+    EXPECT_EQ(r.store->clear(), -1);
+    cache::VerifyReport v = r.store->verify(/*repair=*/true);  // repair needs read-write access
+    testing::internal::GetCapturedStderr();
+    EXPECT_EQ(v.bad_keys.size(), 1u);
+    EXPECT_EQ(r.store->list().size(), 2u);
+    EXPECT_EQ(r.store->list()[0].hits, 0);
+  }
+  EXPECT_EQ(snapshot(d), before);
+}
+
+TEST(CacheStore, NewStoreIsMarkedAndLeavesNoSideFiles) {
+  Dir d;
+  { ASSERT_TRUE(Store::open(d.path("c.db"))); }
+  std::map<std::string, std::string> files = snapshot(d);
+  ASSERT_EQ(files.size(), 1u) << "no temporary, lock or journal file left";
+  std::string bytes = files["c.db"];
+  ASSERT_GE(bytes.size(), 100u);
+  EXPECT_EQ(bytes.substr(68, 4), "FUSR");  // PRAGMA application_id, big-endian
+}
+
+TEST(CacheStore, ACacheMadeBeforeTheApplicationIdIsRecognizedAndMarkedOnWrite) {
+  Dir d;
+  raw_sql(d.path("c.db"),
+          "PRAGMA journal_mode=WAL;"
+          "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+          "CREATE TABLE entries(key TEXT PRIMARY KEY, model TEXT NOT NULL, providers TEXT NOT NULL,"
+          " level TEXT NOT NULL, created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL,"
+          " hits INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL, checksum TEXT NOT NULL, info TEXT NOT NULL);"
+          "CREATE TABLE payloads(key TEXT PRIMARY KEY, payload BLOB NOT NULL);"
+          "INSERT INTO meta VALUES('format','fusor-cache-1');");
+  const std::string before = read_bytes(d.path("c.db"));
+  {
+    cache::OpenResult r = Store::open(d.path("c.db"), cache::Access::ReadOnly, false);
+    ASSERT_EQ(r.status, Status::Opened) << r.message;
+  }
+  EXPECT_EQ(read_bytes(d.path("c.db")), before);
+  {
+    auto s = Store::open(d.path("c.db"));
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->put("k", meta("m"), "{}", "p", 1 << 20));
+  }
+  EXPECT_EQ(read_bytes(d.path("c.db")).substr(68, 4), "FUSR");
 }
 
 TEST(CacheStore, DamagedPagesFoundLaterAreMovedAsideToo) {
@@ -101,6 +189,23 @@ TEST(CacheStore, DamagedPagesFoundLaterAreMovedAsideToo) {
   EXPECT_NE(err.find("moved it aside"), std::string::npos) << err;
   EXPECT_EQ(d.files_starting("c.db.corrupt-").size(), 1u);
   EXPECT_TRUE(s->put("k", meta("m"), "{}", "new", 1 << 20));
+}
+
+TEST(CacheStore, ADamagedCacheIsReportedNotMovedByReadOnlyAccess) {
+  Dir d;
+  {
+    auto s = Store::open(d.path("c.db"));
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->put("k", meta("m"), "{}", std::string(200000, 'p'), 1 << 30));
+  }
+  std::string bytes = read_bytes(d.path("c.db"));
+  for (size_t i = 100; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);
+  write_bytes(d.path("c.db"), bytes);
+  cache::OpenResult r = Store::open(d.path("c.db"), cache::Access::ReadOnly, false);
+  EXPECT_EQ(r.status, Status::Damaged);
+  EXPECT_NE(r.message.find("nothing was changed"), std::string::npos) << r.message;
+  EXPECT_EQ(read_bytes(d.path("c.db")), bytes);
+  EXPECT_EQ(snapshot(d).size(), 1u);
 }
 
 TEST(CacheStore, EntryFailingItsChecksumIsDroppedWithAWarning) {
