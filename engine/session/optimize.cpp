@@ -76,15 +76,6 @@ void check_provider(const std::string& name) {
   throw_usage("unknown provider '" + name + "' (known: " + known + ")");
 }
 
-std::string shipped_rules_root() {
-  if (const char* env = std::getenv("FUSOR_RULES_DIR"); env && *env) return env;
-#ifdef FUSOR_DEFAULT_RULES_ROOT
-  return FUSOR_DEFAULT_RULES_ROOT;
-#else
-  return ".";
-#endif
-}
-
 dsl::Level dsl_level(OptLevel level) {
   switch (level) {
     case OptLevel::Extended: return dsl::Level::Extended;

@@ -67,8 +67,9 @@ struct OptimizeReport {
   std::map<std::string, int64_t> provider_nodes;
 };
 
-// The directory holding the shipped `providers/` and `rules/` folders: $FUSOR_RULES_DIR, else the
-// source tree fusor was built from (compiled in).
+// The directory holding the shipped `providers/` and `rules/` folders (rules_root.cpp):
+// $FUSOR_RULES_DIR, else an installed package's share/fusor, else the source tree fusor was built
+// from (compiled in).
 std::string shipped_rules_root();
 // The provider's rule files at `level` (none at disabled). Throws Error(BadInput) after printing
 // diagnostics on stderr when the provider definition is bad.

@@ -82,9 +82,6 @@ int main(int argc, char** argv) {
   try {
     fusor::SessionOptions opts;
     opts.level = fusor::parse_level(argc > 2 ? argv[2] : "all");
-#ifdef HOST_APP_RULES_DIR
-    opts.rules_dir = HOST_APP_RULES_DIR;
-#endif
     if (argc > 3) opts.optimized_model_path = argv[3];
     fusor::Session session(argv[1], opts);
     std::cout << "fusor " << fusor::version() << ", providers:";
