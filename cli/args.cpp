@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/util/error.h"
+#include "dsl/suggest.h"
 
 namespace fusor::cli {
 
@@ -88,23 +89,6 @@ const ArgParser::Flag* ArgParser::find_short(char c) const {
   return nullptr;
 }
 
-namespace {
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-}  // namespace
-
 void ArgParser::unknown_flag(const std::string& word) const {
   std::string msg = "unknown flag '" + word + "' for '" + program_ + "'";
   std::string_view bare = word;
@@ -113,7 +97,7 @@ void ArgParser::unknown_flag(const std::string& word) const {
   const Flag* best = nullptr;
   size_t best_d = 3;  // suggest only close matches
   for (const Flag& f : flags_) {
-    size_t d = edit_distance(bare, f.name);
+    size_t d = dsl::edit_distance(std::string(bare), f.name);
     if (d < best_d) best_d = d, best = &f;
   }
   if (best) msg += " (did you mean --" + best->name + "?)";

@@ -34,6 +34,17 @@ json::Value strings(const std::vector<std::string>& v) {
   return a;
 }
 
+// A near miss where nothing beyond the root matched: the root's own attributes, arity, inputs or
+// literals, or the op of a node feeding it directly. On a rule rooted at a common op (Relu, Add)
+// they are at nearly every node of that op and say only "this is not the pattern": the text
+// shows them with --all; JSON marks them "trivial".
+bool trivial_near_miss(const ExplainRecord& e) {
+  if (e.kind != ExplainKind::NearMiss || e.constraint == MissKind::Where || e.constraint == MissKind::OutsideUse)
+    return false;
+  if (e.at_node.empty() || e.at_node == e.root) return true;
+  return e.consumer == e.root && e.constraint == MissKind::Op;
+}
+
 json::Value record_json(const ExplainRecord& e) {
   json::Value v = json::Value::object();
   v.set("graph", e.graph);
@@ -66,6 +77,7 @@ json::Value record_json(const ExplainRecord& e) {
       v.set("consumer_input", e.consumer_input < 0 ? json::Value() : json::Value(e.consumer_input));
       v.set("reason", e.reason);
       v.set("removed_by", e.by_rule.empty() ? json::Value() : json::Value(e.by_rule));
+      v.set("trivial", trivial_near_miss(e));
       break;
   }
   return v;
@@ -169,13 +181,18 @@ int run_explain(const Args& args) {
   }
   bool subgraphs = false;
   for (const ExplainRecord& e : x.records) subgraphs |= e.graph != model->graph->name;
+  const bool all = args.has("all");
   int counts[5] = {0, 0, 0, 0, 0};
-  int hidden = 0;
+  int hidden = 0, trivial = 0;
   for (size_t i = 0; i < 5; ++i)
     for (const ExplainRecord& e : x.records) {
       if (e.kind != kKinds[i]) continue;
       if (self_consumed(e)) {
         ++hidden;
+        continue;
+      }
+      if (!all && trivial_near_miss(e)) {
+        ++trivial;
         continue;
       }
       ++counts[i];
@@ -185,6 +202,8 @@ int run_explain(const Args& args) {
   out << "summary: " << counts[0] << " applied, " << counts[1] << " skipped for the provider, " << counts[2]
       << " refused, " << counts[3] << " preempted, " << counts[4] << " near misses";
   if (hidden) out << " (and " << hidden << " at nodes a later match of this rule consumed)";
+  if (trivial)
+    out << "; " << trivial << " node(s) of the root op matched nothing beyond the root (--all shows them)";
   out << "\n";
   return kExitOk;
 }
@@ -195,17 +214,19 @@ Command explain_command() {
   Command c;
   c.name = "explain";
   c.summary = "show where a rule matched, nearly matched or was skipped, and why";
-  c.usage = "MODEL --rule NAME [--level LEVEL] [--provider NAME[,NAME]] [rule flags] [--json]";
+  c.usage = "MODEL --rule NAME [--all] [--level LEVEL] [--provider NAME[,NAME]] [optimization flags] [--json]";
   c.description =
       "Optimizes MODEL as `fusor optimize` would (nothing is written) and reports, for the rule NAME:\n"
       "every match that was applied (root node, matched nodes, FILE:LINE, iteration); every near miss\n"
       "(a node with the rule's root op where matching failed: which constraint failed at which node);\n"
       "matches skipped because the provider's kernels cannot run the result, matches whose rewrite\n"
-      "was refused, and nodes a higher-priority rule rewrote first. An unknown rule name is a usage\n"
-      "error (exit 1) naming the closest rules. --json keys are in docs/cli.md.";
+      "was refused, and nodes a higher-priority rule rewrote first. Near misses where nothing beyond\n"
+      "the root matched are counted, and listed with --all. An unknown rule name is a usage error\n"
+      "(exit 1) naming the closest rules. --json keys are in docs/cli.md.";
   c.declare = [](ArgParser& p) {
     p.positional("MODEL", "an .onnx file")
         .option("rule", "NAME", "the rule to explain")
+        .flag("all", "also list near misses where nothing beyond the root matched")
         .flag("json", "print a JSON report instead of text");
     add_optimize_flags(p);
   };

@@ -1,4 +1,5 @@
-// fusor optimize MODEL -o OUT.onnx [--level L] [--provider P] [--dim ...] [--shape ...] [--json]
+// fusor optimize MODEL [-o OUT.onnx] [--level L] [--provider P] [--dim ...] [--shape ...] [--json]
+// (without -o: a dry run that reports what fired and writes nothing)
 #include <iostream>
 
 #include "cli/command.h"
@@ -22,8 +23,8 @@ int64_t top_level_nodes(const Model& m) { return static_cast<int64_t>(m.graph->n
 
 int run_optimize(const Args& args) {
   OptimizeFlags flags = parse_optimize_flags(args);
+  // Without -o: a dry run, the same report with nothing written.
   auto out_path = args.get("output");
-  if (!out_path) throw_usage("missing -o OUT.onnx");
 
   OptimizedModel loaded =
       load_optimized(ModelSource::file(args.positional(0)), flags.overrides, flags.options, flags.cache);
@@ -36,7 +37,7 @@ int run_optimize(const Args& args) {
   for (const std::string& t : report.trace) std::cerr << "trace: " << t << "\n";
 
   Stopwatch clock;
-  save_model(*model, *out_path);
+  if (out_path) save_model(*model, *out_path);
   double save_ms = clock.ms();
   int64_t nodes_after = top_level_nodes(*model);
   auto ops_after = op_histogram(*model);
@@ -50,7 +51,7 @@ int run_optimize(const Args& args) {
   if (args.has("json")) {
     json::Value v = json::Value::object();
     v.set("model", model->path);
-    v.set("output", *out_path);
+    v.set("output", out_path ? json::Value(*out_path) : json::Value());  // null: a dry run
     v.set("level", opt_level_name(flags.options.level));
     v.set("providers", providers);
     v.set("nodes_before", nodes_before);
@@ -89,7 +90,10 @@ int run_optimize(const Args& args) {
   out << "loaded    " << model->path << " in " << ms_text(load_ms) << "\n";
   out << "optimized at level " << opt_level_name(flags.options.level) << " for " << providers << " in "
       << ms_text(optimize_ms) << (loaded.cache == "hit" ? " (from the cache)" : "") << "\n";
-  out << "saved     " << *out_path << " in " << ms_text(save_ms) << "\n";
+  if (out_path)
+    out << "saved     " << *out_path << " in " << ms_text(save_ms) << "\n";
+  else
+    out << "saved     nothing (no -o: a dry run)\n";
   out << "nodes:    " << nodes_before << " -> " << nodes_after << "\n";
   out << "providers:";
   for (const auto& [p, n] : provider_nodes) out << " " << p << " " << n << " node(s)";
@@ -112,15 +116,16 @@ Command optimize_command() {
   Command c;
   c.name = "optimize";
   c.summary = "optimize a model at a level for providers and save it";
-  c.usage = "MODEL -o OUT.onnx [--level LEVEL] [--provider NAME[,NAME]] [--dim ...] [--shape ...] [--json]\n"
+  c.usage = "MODEL [-o OUT.onnx] [--level LEVEL] [--provider NAME[,NAME]] [--dim ...] [--shape ...] [--json]\n"
             "          [--cache FILE | --no-cache]";
   c.description =
-      "Loads MODEL, rewrites it at the given level for the given providers, and saves the result.\n"
+      "Loads MODEL, rewrites it at the given level for the given providers, and saves the result\n"
+      "(without -o, a dry run: the same report, nothing written).\n"
       "Prints node counts before and after, the rules that fired and the op histogram; --json\n"
       "prints the same as a JSON report (keys in docs/cli.md).";
   c.declare = [](ArgParser& p) {
     p.positional("MODEL", "an .onnx file")
-        .option("output", "OUT.onnx", "where to write the optimized model", false, 'o')
+        .option("output", "OUT.onnx", "where to write the optimized model (none: a dry run)", false, 'o')
         .flag("json", "print a JSON report instead of text");
     add_optimize_flags(p);
   };

@@ -15,7 +15,7 @@
 
 namespace fusor::cli {
 
-enum ExitCode { kExitOk = 0, kExitUsage = 1, kExitBadInput = 2, kExitInternal = 3 };
+enum ExitCode { kExitOk = 0, kExitUsage = 1, kExitBadInput = 2, kExitInternal = 3, kExitCancelled = 5 };  // 4: kExitTestFailed (cmd_rules_test.h)
 
 struct Command {
   std::string name;      // "optimize"

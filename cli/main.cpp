@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
+#include "dsl/suggest.h"
 
 namespace fusor::cli {
 namespace {
@@ -38,7 +39,8 @@ void print_global_help() {
       "  -v, --verbose               more log output on stderr (-v: info, -vv: debug)\n"
       "  --log-level LEVEL           error | warn | info | debug (default warn)\n"
       "\n"
-      "exit codes: 0 ok, 1 usage error, 2 bad input, 3 internal error. See docs/cli.md.\n";
+      "exit codes: 0 ok, 1 usage error, 2 bad input, 3 internal error, 4 a check failed (rules test),\n"
+      "5 cancelled (--timeout). See docs/cli.md.\n";
   std::fputs(h.c_str(), stdout);
 }
 
@@ -87,8 +89,12 @@ int run_main(const std::vector<std::string>& argv) {
   const Command* cmd = find_command(argv[i]);
   if (!cmd) {
     std::string known;
-    for (const Command& c : all_commands()) known += (known.empty() ? "" : ", ") + c.name;
-    throw_usage("unknown command '" + argv[i] + "' (known: " + known + ")");
+    std::vector<std::string> names;
+    for (const Command& c : all_commands()) {
+      known += (known.empty() ? "" : ", ") + c.name;
+      names.push_back(c.name);
+    }
+    throw_usage("unknown command '" + argv[i] + "'" + dsl::did_you_mean(argv[i], names) + " (known: " + known + ")");
   }
   ArgParser parser = make_parser(*cmd);
   Args args = parser.parse(std::vector<std::string>(argv.begin() + static_cast<long>(i) + 1, argv.end()));
@@ -143,15 +149,20 @@ int main(int argc, char** argv) {
       case ErrorKind::BadInput:
         std::fprintf(stderr, "%s: error: %s\n", where.c_str(), e.what());
         return cli::kExitBadInput;
+      case ErrorKind::Cancelled:
+        std::fprintf(stderr, "%s: cancelled: %s\n", where.c_str(), e.what());
+        return cli::kExitCancelled;
       case ErrorKind::Internal:
         break;
     }
     std::fprintf(stderr, "%s: internal error: %s\n", where.c_str(), e.what());
     return cli::kExitInternal;
   } catch (const std::bad_alloc&) {
+    // A model or input too big for the machine is bad input, not a bug (issue 21).
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: internal error: out of memory\n", where.c_str());
-    return cli::kExitInternal;
+    std::fprintf(stderr, "%s: error: out of memory: the model or its inputs need more than this process can get\n",
+                 where.c_str());
+    return cli::kExitBadInput;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: internal error: %s\n", where.c_str(), e.what());

@@ -32,9 +32,9 @@ void add_optimize_flags(ArgParser& p, OptLevel default_level) {
                   ")")
       .option("provider", "NAME[,NAME]", "execution providers in priority order (known: " + providers +
                                               "; default cpu)")
-      .option("rules", "FILE", "load this rule file too (repeatable)", true)
+      .option("rules", "FILE", "load this rule file too", true)
       .flag("no-default-rules", "do not load the provider's shipped rule files")
-      .option("disable", "NAME[,NAME]", "skip these rules or built-in passes (repeatable)", true)
+      .option("disable", "NAME[,NAME]", "skip these rules or built-in passes", true)
       .flag("trace", "print every rewrite (rule, FILE:LINE, nodes) on stderr (runs with the cache off)");
   add_shape_flags(p);
   p.section("cache flags")

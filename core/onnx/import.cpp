@@ -387,6 +387,7 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
 std::unique_ptr<Model> load_model_from_bytes(std::string bytes, const LoadOptions& opts, const std::string& name,
                                              const std::string& base_dir) {
   onnx::ModelProto mp;
+  if (bytes.empty()) throw_bad_input(name + ": empty (0 bytes), not an ONNX model");
   if (!parse_proto_bytes(bytes, &mp)) throw_bad_input(name + ": not a valid ONNX model (truncated or corrupt protobuf)");
   std::string().swap(bytes);
   return import_model_proto(mp, opts, name, base_dir);

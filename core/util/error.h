@@ -2,6 +2,7 @@
 //   Usage    (exit 1): a bad flag or flag value.
 //   BadInput (exit 2): a malformed model, rule file, tensor file or provider definition.
 //   Internal (exit 3): a bug in fusor.
+//   Cancelled (exit 5): a run stopped by its host (a terminate flag, a --timeout).
 // Messages name the place: "FILE: node 'conv1' (Conv): ..." or "FILE:LINE:COL: error: ...".
 #pragma once
 #include <stdexcept>
@@ -9,7 +10,7 @@
 
 namespace fusor {
 
-enum class ErrorKind { Usage = 1, BadInput = 2, Internal = 3 };
+enum class ErrorKind { Usage = 1, BadInput = 2, Internal = 3, Cancelled = 5 };
 
 class Error : public std::runtime_error {
  public:

@@ -97,6 +97,7 @@ ExplainResult describe_explained_rule(const OptimizeOptions& o, int64_t opset) {
       std::string shipped = shipped_location(o, opset);
       if (!shipped.empty()) msg += " (it is a shipped rule, " + shipped + ", and --no-default-rules leaves those out)";
     }
+    if (o.rule_files.empty()) msg += " (a rule of your own file needs --rules FILE)";
     throw_usage(msg);
   }
   for (const dsl::RuleDecl* d : decls) r.locations.push_back(location_of(*d));

@@ -28,6 +28,11 @@ TEST(CliUsageErrors, UnknownFlag) { expect_usage({"optimize", example_model(), "
 TEST(CliUsageErrors, UnknownFlagSuggestsNearest) { expect_usage({"inspect", example_model(), "--jsn"}, "--json"); }
 TEST(CliUsageErrors, UnknownGlobalFlag) { expect_usage({"--frobnicate"}, "--frobnicate"); }
 TEST(CliUsageErrors, UnknownCommand) { expect_usage({"frobnicate"}, "unknown command 'frobnicate'"); }
+TEST(CliUsageErrors, UnknownCommandSuggestsNearest) {
+  expect_usage({"optimze", example_model()}, "unknown command 'optimze'; did you mean 'optimize'?");
+  expect_usage({"inspcet", example_model()}, "did you mean 'inspect'?");  // a swap is one edit
+}
+
 TEST(CliUsageErrors, UnknownLevelListsLevels) {
   expect_usage({"optimize", example_model(), "-o", "/tmp/x.onnx", "--level", "max"}, "disabled, basic, extended, layout, all");
 }
@@ -37,7 +42,6 @@ TEST(CliUsageErrors, UnknownProviderListsProviders) {
 TEST(CliUsageErrors, UnknownProviderInList) {
   expect_usage({"optimize", example_model(), "-o", "/tmp/x.onnx", "--provider=cpu,tpu"}, "'tpu'");
 }
-TEST(CliUsageErrors, MissingOutput) { expect_usage({"optimize", example_model()}, "-o"); }
 TEST(CliUsageErrors, MissingModel) { expect_usage({"inspect"}, "MODEL"); }
 TEST(CliUsageErrors, ExtraPositional) { expect_usage({"inspect", example_model(), "extra"}, "'extra'"); }
 TEST(CliUsageErrors, FlagWithoutValue) { expect_usage({"inspect", example_model(), "--dim"}, "--dim"); }
@@ -91,7 +95,7 @@ TEST(CliInputErrors, TextFile) {
 TEST(CliInputErrors, EmptyFile) {
   TempDir d;
   write_file(d.path("empty.onnx"), "");
-  expect_bad_input(d.path("empty.onnx"));
+  expect_bad_input(d.path("empty.onnx"), "empty file");
 }
 
 TEST(CliInputErrors, TruncatedFile) {

@@ -103,5 +103,26 @@ TEST(Optimize, TextOutputShowsNodeCountsAndHistogram) {
   EXPECT_TRUE(std::filesystem::exists(dir.path("o.onnx")));
 }
 
+// Issue 18: `optimize MODEL --rules F --json` without -o is a dry run: the report of what fires,
+// nothing written.
+TEST(OptimizeDryRun, WithoutOutputReportsAndWritesNothing) {
+  TempDir d;
+  save_proto(nested_model(), d.path("nested.onnx"));
+  write_file(d.path("r.rules"), "fusor-rules 1\nrule relu_twice\n  match { y = Relu(Relu(x)) }\n  rewrite { y = Relu(x) }\n");
+  RunResult r = run_fusor({"optimize", example_model(), "--rules", d.path("r.rules"), "--level", "basic", "--json",
+                           "--no-cache"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json::Value v = r.json();
+  EXPECT_TRUE(v["output"].is_null()) << v.dump();
+  EXPECT_TRUE(v["rules_fired"].is_object());
+  EXPECT_GT(v["rules_fired"].as_object().size(), 0u) << v.dump();
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(d.dir())) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files.size(), 2u);  // the model and the rules only
+  RunResult text = run_fusor({"optimize", d.path("nested.onnx"), "--no-cache"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("dry run"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace fusor::clitest

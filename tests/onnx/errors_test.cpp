@@ -78,7 +78,7 @@ TEST(BadInput, GarbageAndEmptyFiles) {
   EXPECT_TRUE(contains(bad_input_message(text), "not a valid ONNX model"));
   std::string empty = d.file("empty.onnx");
   write_bytes(empty, "");
-  EXPECT_TRUE(contains(bad_input_message(empty), "not an ONNX model"));
+  EXPECT_TRUE(contains(bad_input_message(empty), "empty file (0 bytes), not an ONNX model"));
   std::string noise = d.file("noise.onnx");
   std::string bytes;
   uint32_t x = 12345;
