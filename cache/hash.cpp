@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/util/regular_file.h"
 #include <cstdint>
 
 namespace fusor::cache {
@@ -55,22 +56,18 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 bool sha256_file(const std::string& path, std::string& hex) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  size_t size = 0;
+  int fd = open_regular_file(path, &size, nullptr);
   if (fd < 0) return false;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return false;
-  }
   Sha256 h;
-  if (st.st_size > 0) {
-    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (size > 0) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       ::close(fd);
       return false;
     }
-    h.update(std::string_view(static_cast<const char*>(p), static_cast<size_t>(st.st_size)));
-    ::munmap(p, static_cast<size_t>(st.st_size));
+    h.update(std::string_view(static_cast<const char*>(p), size));
+    ::munmap(p, size);
   }
   ::close(fd);
   hex = h.hex();

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "cli/command.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
@@ -23,22 +25,25 @@ int run_bench(const Args& args) {
 
   std::vector<Tensor> outs;
   RunStats st;
+  const RunControl* control = s.start_timeout();
   for (int64_t i = 0; i < warmup; ++i) {
     outs.clear();  // hand the output buffers back to the pool, as a caller that is done with them would
-    outs = ex.run(s.inputs, &st);
+    outs = ex.run(s.inputs, &st, control);
   }
   std::vector<double> times;
   int64_t allocs = 0, fallbacks = 0;
   Stopwatch total, since_progress;
+  const bool progress_tty = ::isatty(STDERR_FILENO) == 1;
   bool progress_shown = false;
   for (int64_t i = 0; i < runs; ++i) {
     outs.clear();
     Stopwatch clock;
-    outs = ex.run(s.inputs, &st);
+    outs = ex.run(s.inputs, &st, control);
     times.push_back(clock.ms());
     allocs = std::max(allocs, st.allocs);
     fallbacks = std::max(fallbacks, st.fallbacks);
-    if (total.ms() > 2000 && since_progress.ms() > 1000 && i + 1 < runs) {
+    // Progress lines rewrite themselves with '\r': only on a terminal, never into a file or pipe.
+    if (progress_tty && total.ms() > 2000 && since_progress.ms() > 1000 && i + 1 < runs) {
       std::vector<double> sorted = times;
       std::sort(sorted.begin(), sorted.end());
       std::cerr << "\rbench: run " << (i + 1) << "/" << runs << ", median so far " << ms_text(sorted[sorted.size() / 2])

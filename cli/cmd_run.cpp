@@ -48,7 +48,7 @@ int run_run(const Args& args) {
 
   RunSession s = open_run_session(args);
   Stopwatch clock;
-  std::vector<Tensor> outs = s.executor->run(s.inputs);
+  std::vector<Tensor> outs = s.executor->run(s.inputs, nullptr, s.start_timeout());
   double run_ms = clock.ms();
   std::vector<std::string> names = s.executor->output_names();
 

@@ -1,6 +1,9 @@
 #include "cli/run_flags.h"
 
 #include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <tuple>
 
 #include "cli/optimize_flags.h"
@@ -15,13 +18,14 @@ namespace fusor::cli {
 
 void add_run_flags(ArgParser& p) {
   p.section("input flags")
-      .option("input", "NAME=FILE", "read input NAME from FILE (.pb TensorProto or .npy); repeatable", true)
+      .option("input", "NAME=FILE", "read input NAME from FILE (.pb TensorProto or .npy)", true)
       .option("seed", "S", "seed of the random inputs (default 0)")
       .option("range", "LO,HI", "floating-point random inputs are uniform in [LO, HI) (default 0,1)")
       .option("int-range", "LO,HI", "integer random inputs are uniform in [LO, HI] (default 0,9)")
-      .option("value", "NAME=V", "fill every element of input NAME with V; repeatable", true)
+      .option("value", "NAME=V", "fill every element of input NAME with V", true)
       .section("execution flags")
-      .option("threads", "N", "intra-op threads, the caller included (default: all cores)");
+      .option("threads", "N", "intra-op threads, the caller included (default: all cores)")
+      .option("timeout", "SECONDS", "stop running the model after SECONDS (exit 5); bench: all runs together");
   add_optimize_flags(p);
 }
 
@@ -30,6 +34,12 @@ RunSession open_run_session(const Args& args, bool profile) {
   RunSession s;
   s.level = flags.options.level;
   s.threads = static_cast<int>(args.get_int("threads", 0, 0, 4096));
+  if (auto t = args.get("timeout")) {
+    char* end = nullptr;
+    s.timeout_s = std::strtod(t->c_str(), &end);
+    if (t->empty() || !end || *end || !(s.timeout_s > 0) || s.timeout_s > 1e9)
+      throw_usage("--timeout: expected a positive number of seconds, got '" + *t + "'");
+  }
   InputOptions in;
   in.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0));
   if (auto r = args.get("range")) std::tie(in.lo, in.hi) = parse_range(*r, "--range");
@@ -65,6 +75,16 @@ RunSession open_run_session(const Args& args, bool profile) {
   complete_inputs(*s.model->graph, s.inputs, in, &warnings);
   for (const std::string& w : warnings) FUSOR_LOG(Warn) << w;
   return s;
+}
+
+const RunControl* RunSession::start_timeout() {
+  if (timeout_s <= 0) return nullptr;
+  control.deadline = RunControl::Clock::now() + std::chrono::duration_cast<RunControl::Clock::duration>(
+                                                   std::chrono::duration<double>(timeout_s));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "--timeout %g s expired", timeout_s);
+  control.deadline_reason = buf;
+  return &control;
 }
 
 std::string sanitize_name(const std::string& name) {

@@ -2,6 +2,7 @@
 // the session they build from them.
 //
 //   --input NAME=FILE (repeatable; .pb TensorProto or .npy)   --threads N (default: all cores)
+//   --timeout SECONDS (the model's runs are cancelled after it: exit 5)
 //   --seed S   --range LO,HI   --int-range LO,HI   --value NAME=V (repeatable)
 //   plus every optimization flag of `optimize` (--level, --provider, --dim, --shape) and the cache
 //   flags (--cache FILE, --no-cache, --cache-max-mb N).
@@ -29,7 +30,11 @@ struct RunSession {
   double load_ms = 0, optimize_ms = 0, plan_ms = 0;
   std::string cache = "off";  // the optimized-session cache: "hit" | "miss" | "off"
   std::map<std::string, int64_t> provider_nodes;  // top-level nodes per provider (partitioning)
+  double timeout_s = 0;                             // --timeout; 0 = none
+  RunControl control;
   double init_ms() const { return load_ms + optimize_ms + plan_ms; }
+  // Starts the --timeout clock; the control to pass to Executor::run (nullptr without --timeout).
+  const RunControl* start_timeout();
 };
 
 // Loads MODEL (positional 0), optimizes it, builds the executor and the inputs. Unset symbolic

@@ -1,5 +1,7 @@
 #include "dsl/diagnostics.h"
 
+#include <algorithm>
+
 namespace fusor::dsl {
 namespace {
 
@@ -55,6 +57,10 @@ void Diagnostics::note(const SourceLoc& loc, std::string message) {
   if (!dropping_) diags_.push_back({Severity::Note, loc, std::move(message)});
 }
 
+namespace {
+constexpr size_t kMaxShownLineChars = 160;  // longer source lines are shown as a window
+}  // namespace
+
 std::string Diagnostics::format(const Diagnostic& d) const {
   std::string out = d.loc.str();
   if (!out.empty()) out += ": ";
@@ -65,12 +71,25 @@ std::string Diagnostics::format(const Diagnostic& d) const {
   auto src = d.loc.has_position() ? sources_.find(d.loc.file) : sources_.end();
   std::string line;
   if (src != sources_.end() && source_line(src->second.text, src->second.line_starts, d.loc.line, line)) {
-    out += line;
+    // A long line (a generated file, a fuzzer's megabyte line) is shown as a window around the
+    // column, marked with "..." where it is cut; the column in FILE:LINE:COL stays the real one.
+    size_t col = d.loc.col > 0 ? d.loc.col - 1 : 0;  // 0-based
+    std::string prefix;
+    if (line.size() > kMaxShownLineChars) {
+      size_t begin = col > kMaxShownLineChars / 2 ? col - kMaxShownLineChars / 2 : 0;
+      begin = std::min(begin, line.size() - std::min(line.size(), kMaxShownLineChars));
+      bool cut_left = begin > 0, cut_right = begin + kMaxShownLineChars < line.size();
+      line = line.substr(begin, kMaxShownLineChars);
+      if (cut_left) prefix = "...";
+      if (cut_right) line += "...";
+      col -= std::min(col, begin);
+    }
+    out += prefix + line;
     out += '\n';
     // Keep tabs so the caret lines up however the terminal expands them.
-    std::string caret;
-    for (size_t i = 0; i + 1 < d.loc.col && i < line.size(); ++i) caret += line[i] == '\t' ? '\t' : ' ';
-    while (caret.size() + 1 < d.loc.col) caret += ' ';
+    std::string caret(prefix.size(), ' ');
+    for (size_t i = 0; i < col && i < line.size(); ++i) caret += line[i] == '\t' ? '\t' : ' ';
+    while (caret.size() < prefix.size() + col) caret += ' ';
     out += caret;
     out += "^\n";
   }

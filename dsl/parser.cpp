@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/util/regular_file.h"
 #include "dsl/ast_builder.h"
 #include "dsl/grammar_errors.h"
 #include "dsl/parse_tree.h"
@@ -30,15 +31,10 @@ SourceLoc loc_of(const std::string& path, const p::position& pos) {
 
 }  // namespace
 
-bool read_text_file(const std::string& path, std::string& out) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return false;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
-  return true;
+bool read_text_file(const std::string& path, std::string& out, std::string* why) {
+  std::string problem = read_regular_file(path, out, kMaxRuleFileBytes);
+  if (why) *why = problem;
+  return problem.empty();
 }
 
 std::unique_ptr<RuleFile> parse_rule_text(const std::string& path, const std::string& text, Diagnostics& diags) {
@@ -120,11 +116,12 @@ class Loader {
     if (!loaded_.insert(key).second) return;
     std::string contents;
     if (!text) {
-      if (!read_text_file(path, contents)) {
+      std::string why;
+      if (!read_text_file(path, contents, &why)) {
         if (from)
-          diags_.error(from->loc, "cannot open imported file '" + from->path + "' (looked for '" + path + "')");
+          diags_.error(from->loc, "cannot open imported file '" + from->path + "' (looked for '" + path + "'): " + why);
         else
-          diags_.error(SourceLoc{path}, "cannot open rules file '" + path + "'");
+          diags_.error(SourceLoc{path}, "cannot open rules file '" + path + "': " + why);
         return;
       }
       text = &contents;

@@ -25,7 +25,10 @@ std::vector<std::unique_ptr<RuleFile>> parse_rule_files(const std::vector<std::s
 std::vector<std::unique_ptr<RuleFile>> parse_rule_files_from_text(const std::string& path, const std::string& text,
                                                                   Diagnostics& diags);
 
-// Reads a whole file; false when it cannot be read.
-bool read_text_file(const std::string& path, std::string& out);
+// The largest rule or provider file read (8 MiB; shipped files are a few kB).
+constexpr size_t kMaxRuleFileBytes = size_t{8} << 20;
+// Reads a whole regular file of at most kMaxRuleFileBytes; false when it cannot, with the
+// reason in *why ("not a regular file (a FIFO)", "... over the ...-byte limit").
+bool read_text_file(const std::string& path, std::string& out, std::string* why = nullptr);
 
 }  // namespace fusor::dsl

@@ -155,8 +155,9 @@ std::unique_ptr<ProviderDef> parse_provider_text(const std::string& path, const 
 
 std::unique_ptr<ProviderDef> load_provider(const std::string& path, const CheckOptions& opts, Diagnostics& diags) {
   std::string text;
-  if (!read_text_file(path, text)) {
-    diags.error(SourceLoc{path}, "cannot open provider definition '" + path + "'");
+  std::string why;
+  if (!read_text_file(path, text, &why)) {
+    diags.error(SourceLoc{path}, "cannot open provider definition '" + path + "': " + why);
     auto def = std::make_unique<ProviderDef>();
     def->path = path;
     def->name = fs::path(path).stem().string();

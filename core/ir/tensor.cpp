@@ -4,13 +4,30 @@
 #include <cstring>
 
 #include "core/util/error.h"
+#include "core/util/memory_limit.h"
 
 namespace fusor {
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw_bad_input("shape " + shape_str(s) + " has more elements than a 64-bit count can hold");
   return n;
+}
+
+std::optional<int64_t> checked_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
+std::optional<size_t> checked_nbytes(const Shape& s, size_t elem_bytes) {
+  std::optional<int64_t> n = checked_numel(s);
+  size_t bytes = 0;
+  if (!n || __builtin_mul_overflow(static_cast<size_t>(*n), elem_bytes, &bytes)) return std::nullopt;
+  return bytes;
 }
 
 std::string shape_str(const Shape& s) {
@@ -28,9 +45,10 @@ namespace {
 class AlignedBuffer : public Buffer {
  public:
   AlignedBuffer(size_t bytes, bool zero) : size_(bytes) {
+    check_memory(bytes, "allocating a tensor");
     size_t rounded = (bytes + 63) / 64 * 64;
     data_ = std::aligned_alloc(64, rounded ? rounded : 64);
-    if (!data_) throw Error(ErrorKind::Internal, "out of memory allocating " + std::to_string(bytes) + " bytes");
+    if (!data_) throw_bad_input("out of memory allocating " + bytes_with_unit(bytes));
     if (zero) std::memset(data_, 0, rounded ? rounded : 64);
   }
   ~AlignedBuffer() override { std::free(data_); }
@@ -78,18 +96,25 @@ std::shared_ptr<Buffer> make_external_buffer(void* data, size_t bytes) {
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
     if (d < 0) throw Error(ErrorKind::BadInput, "negative dimension in tensor shape " + shape_str(shape_));
-  if (dtype_ == DataType::String) {
+  const bool strings = dtype_ == DataType::String;
+  std::optional<size_t> bytes = checked_nbytes(shape_, strings ? sizeof(std::string) : dtype_size(dtype_));
+  if (!bytes)
+    throw_bad_input("a " + std::string(dtype_name(dtype_)) + " tensor of shape " + shape_str(shape_) +
+                    " has more bytes than a 64-bit count can hold");
+  if (strings) {
+    check_memory(*bytes, "a string tensor of shape " + shape_str(shape_));
     strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(numel()));
   } else {
-    buffer_ = make_aligned_buffer(nbytes());
+    buffer_ = make_aligned_buffer(*bytes);
   }
 }
 
 Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset)
     : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(offset) {
-  if (buffer_ && offset_ + nbytes() > buffer_->size())
+  std::optional<size_t> bytes = checked_nbytes(shape_, dtype_size(dtype_));
+  if (buffer_ && (!bytes || offset_ > buffer_->size() || *bytes > buffer_->size() - offset_))
     throw Error(ErrorKind::BadInput, "tensor of shape " + shape_str(shape_) + " (" + dtype_name(dtype_) +
-                                         ") needs " + std::to_string(nbytes()) + " bytes but its data has " +
+                                         ") needs " + (bytes ? std::to_string(*bytes) : std::string("more than 2^64")) + " bytes but its data has " +
                                          std::to_string(buffer_->size() - std::min(offset_, buffer_->size())));
 }
 

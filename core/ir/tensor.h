@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,13 @@ namespace fusor {
 
 using Shape = std::vector<int64_t>;
 
+// The element count. A product that overflows int64 (a hostile shape such as 2^32 x 2^32) is
+// BadInput, never a wrapped count that would pass a size check.
 int64_t shape_numel(const Shape& s);
+// The element count, or nullopt when a dim is negative or the product overflows int64.
+std::optional<int64_t> checked_numel(const Shape& s);
+// The element count times `elem_bytes`, or nullopt when a dim is negative or it overflows.
+std::optional<size_t> checked_nbytes(const Shape& s, size_t elem_bytes);
 std::string shape_str(const Shape& s);  // "1x3x224x224", "scalar" for rank 0
 
 // Backing memory of one or more tensors.

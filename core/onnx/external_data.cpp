@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 #include "core/util/error.h"
@@ -47,8 +48,21 @@ std::shared_ptr<Buffer> ExternalDataReader::map_file(const std::string& location
     throw_bad_input("external data location '" + location + "' must be a relative path");
   for (const auto& part : rel)
     if (part == "..") throw_bad_input("external data location '" + location + "' leaves the model's directory");
-  std::string full = (fs::path(base_dir_.empty() ? "." : base_dir_) / rel).string();
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
+  const fs::path base = base_dir_.empty() ? fs::path(".") : fs::path(base_dir_);
+  std::string full = (base / rel).string();
+  // The lexical check above is not enough: a symlink inside the folder may point anywhere. The
+  // real path must be inside the folder's real path.
+  std::error_code ec;
+  fs::path real = fs::canonical(full, ec);
+  if (ec) throw_bad_input("external data file '" + full + "': " + ec.message());
+  fs::path real_base = fs::canonical(base, ec);
+  if (ec) throw_bad_input("external data folder '" + base.string() + "': " + ec.message());
+  auto [b, r] = std::mismatch(real_base.begin(), real_base.end(), real.begin(), real.end());
+  if (b != real_base.end())
+    throw_bad_input("external data location '" + location + "' resolves to '" + real.string() +
+                    "', outside the model's directory '" + real_base.string() + "'");
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+  int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw_bad_input("external data file '" + full + "': " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -83,7 +97,9 @@ Tensor ExternalDataReader::load(const onnx::TensorProto& tp, DataType dtype, con
   if (location.empty()) throw_bad_input("external data has no 'location'");
   if (dtype == DataType::String) throw_bad_input("string tensors cannot use external data");
   std::shared_ptr<Buffer> file = map_file(location);
-  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  std::optional<size_t> checked = checked_nbytes(shape, dtype_size(dtype));
+  if (!checked) throw_bad_input("tensor shape " + shape_str(shape) + " has more bytes than a 64-bit count can hold");
+  size_t need = *checked;
   if (has_length && length != need)
     throw_bad_input("external data length " + std::to_string(length) + " does not match the " +
                     std::to_string(need) + " bytes of a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape));

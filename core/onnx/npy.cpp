@@ -99,7 +99,9 @@ Tensor parse_npy(std::string bytes, const std::string& path) {
   }
 
   size_t width = dtype_size(dt);
-  size_t need = static_cast<size_t>(shape_numel(shape)) * width;
+  std::optional<size_t> checked = checked_nbytes(shape, width);
+  if (!checked) bad("shape " + shape_str(shape) + " has more bytes than a 64-bit count can hold");
+  size_t need = *checked;
   if (bytes.size() - data_start != need)
     bad("data has " + std::to_string(bytes.size() - data_start) + " bytes, shape " + shape_str(shape) + " of " +
         dtype_name(dt) + " needs " + std::to_string(need));

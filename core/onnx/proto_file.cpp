@@ -11,20 +11,16 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "core/util/error.h"
+#include "core/util/regular_file.h"
 
 namespace fusor {
 
 namespace {
 
 int open_regular(const std::string& path, size_t* size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_bad_input(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw_bad_input(path + ": not a regular file");
-  }
-  *size = static_cast<size_t>(st.st_size);
+  std::string why;
+  int fd = open_regular_file(path, size, &why);
+  if (fd < 0) throw_bad_input(path + ": cannot open: " + why);
   return fd;
 }
 
@@ -33,6 +29,10 @@ int open_regular(const std::string& path, size_t* size) {
 void parse_proto_file(const std::string& path, google::protobuf::MessageLite* msg, const char* what) {
   size_t size = 0;
   int fd = open_regular(path, &size);
+  if (size == 0) {
+    ::close(fd);
+    throw_bad_input(path + ": empty file (0 bytes), not an " + what);
+  }
   if (size > static_cast<size_t>(INT_MAX)) {
     ::close(fd);
     throw_bad_input(path + ": " + std::to_string(size) + " bytes is over protobuf's 2 GB limit for one " + what +

@@ -11,7 +11,11 @@
 namespace fusor {
 
 Tensor read_tensor_file(const std::string& path, std::string* name) {
-  std::string bytes = read_file_bytes(path);
+  return read_tensor_bytes(read_file_bytes(path), path, name);
+}
+
+Tensor read_tensor_bytes(std::string bytes, const std::string& path, std::string* name) {
+  if (bytes.empty()) throw_bad_input(path + ": empty file (0 bytes), not a tensor file");
   if (has_npy_magic(bytes)) {
     if (name) name->clear();
     return parse_npy(std::move(bytes), path);

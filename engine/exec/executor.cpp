@@ -1,10 +1,15 @@
 #include "engine/exec/executor.h"
 
+#include "core/util/memory_limit.h"
+
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <list>
 #include <sstream>
 
+#include "core/util/memory_limit.h"
 #include "engine/exec/buffer_pool.h"
 
 namespace fusor {
@@ -55,6 +60,7 @@ struct Executor::RunContext {
   BufferPool pool;
   ThreadPool* threads = nullptr;
   RunStats* stats = nullptr;
+  const RunControl* control = nullptr;  // the host's cancellation (run_control.h), or none
   bool profile = false;
   Clock::time_point t0;
 
@@ -229,6 +235,7 @@ ThreadPool& NodeContext::threads() { return *rc_->threads; }
 std::vector<Tensor> NodeContext::run_subgraph(const Graph& body, const std::vector<Tensor>& inputs) {
   const ExecPlan* sub = st_.subplan(&body);
   if (!sub) throw_internal(st_.where + ": run_subgraph of a graph this node does not hold");
+  if (rc_->control) rc_->control->check(st_.where);  // every Loop/Scan iteration, even of an empty body
   if (inputs.size() != sub->input_slots().size())
     throw_bad_input(st_.where + ": subgraph '" + body.name + "' takes " + std::to_string(sub->input_slots().size()) +
                     " inputs, got " + std::to_string(inputs.size()));
@@ -260,6 +267,7 @@ void Executor::RunContext::prepare(PlanState& ps) {
   auto mem = ps.plan->memory();
   if (mem == ps.mem) return;
   if (!ps.arena || ps.arena->size() < mem->total_bytes()) {
+    check_memory(mem->total_bytes(), "the memory plan of graph '" + ps.plan->graph().name + "' (its intermediates at their peak)");
     ps.arena = make_aligned_buffer(std::max<size_t>(mem->total_bytes(), 64), false);
     count_alloc();
   }
@@ -270,6 +278,7 @@ void Executor::RunContext::run_plan(PlanState& ps, int depth) {
   prepare(ps);
   const auto& steps = ps.plan->steps();
   for (const Step& st : steps) {
+    if (control) control->check(st.where);
     NodeContext ctx(this, ps, st, depth);
     ps.scratch_used = 0;
     Clock::time_point start;
@@ -382,7 +391,7 @@ void check_input(const Value& v, const Tensor& t) {
 
 }  // namespace
 
-std::vector<Tensor> Executor::run(const NamedTensors& inputs, RunStats* stats) {
+std::vector<Tensor> Executor::run(const NamedTensors& inputs, RunStats* stats, const RunControl* control) {
   const auto& ins = plan_->input_slots();
   std::vector<const Tensor*> bound(ins.size(), nullptr);
   for (const auto& [name, t] : inputs) {
@@ -395,10 +404,10 @@ std::vector<Tensor> Executor::run(const NamedTensors& inputs, RunStats* stats) {
     }
     bound[k] = &t;
   }
-  return run_bound(bound, stats);
+  return run_bound(bound, stats, control);
 }
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunStats* stats) {
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunStats* stats, const RunControl* control) {
   const auto& ins = plan_->input_slots();
   if (inputs.size() > required_.size())
     throw_bad_input("the model takes " + std::to_string(required_.size()) + " inputs, got " +
@@ -407,10 +416,11 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunStats* s
   size_t next = 0;
   for (size_t k = 0; k < ins.size() && next < inputs.size(); ++k)
     if (!plan_->slots()[ins[k]].constant) bound[k] = &inputs[next++];
-  return run_bound(bound, stats);
+  return run_bound(bound, stats, control);
 }
 
-std::vector<Tensor> Executor::run_bound(std::vector<const Tensor*>& bound, RunStats* stats) {
+std::vector<Tensor> Executor::run_bound(std::vector<const Tensor*>& bound, RunStats* stats,
+                                        const RunControl* control) {
   RunStats local;
   RunStats& st = stats ? *stats : local;
   st.allocs = st.fallbacks = 0;
@@ -427,6 +437,7 @@ std::vector<Tensor> Executor::run_bound(std::vector<const Tensor*>& bound, RunSt
   auto rc = take_context(st);
   rc->stats = &st;
   rc->profile = opts_.profile;
+  rc->control = control;
   rc->t0 = Clock::now();
   PlanState& ps = rc->state_for(*plan_);
   std::vector<Tensor> outs;
@@ -471,15 +482,20 @@ std::string chrome_trace_json(const std::vector<NodeTiming>& timings) {
     }
     return o;
   };
+  const long pid = static_cast<long>(::getpid());
+  double end_us = 0;
+  for (const NodeTiming& t : timings) end_us = std::max(end_us, t.start_us + t.dur_us);
   std::ostringstream os;
-  os << "{\"traceEvents\":[";
-  for (size_t i = 0; i < timings.size(); ++i) {
-    const NodeTiming& t = timings[i];
-    os << (i ? "," : "") << "\n{\"name\":\"" << esc(t.name) << "\",\"cat\":\"" << esc(t.op)
-       << "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << t.start_us << ",\"dur\":" << t.dur_us
-       << ",\"args\":{\"op\":\"" << esc(t.op) << "\",\"depth\":" << t.depth << "}}";
+  // ONNX Runtime's profile layout (and the Python package's end_profiling): one "Session" event
+  // for the run, one "Node" event per node.
+  os << "[\n{\"cat\":\"Session\",\"pid\":" << pid << ",\"tid\":0,\"ph\":\"X\",\"name\":\"model_run\",\"ts\":0,\"dur\":"
+     << end_us << ",\"args\":{\"run\":0}}";
+  for (const NodeTiming& t : timings) {
+    os << ",\n{\"cat\":\"Node\",\"pid\":" << pid << ",\"tid\":" << t.depth << ",\"ph\":\"X\",\"name\":\"" << esc(t.name)
+       << "_kernel_time\",\"ts\":" << t.start_us << ",\"dur\":" << t.dur_us << ",\"args\":{\"op_name\":\"" << esc(t.op)
+       << "\",\"node_name\":\"" << esc(t.name) << "\",\"run\":0,\"depth\":" << t.depth << "}}";
   }
-  os << "\n],\"displayTimeUnit\":\"ms\"}\n";
+  os << "\n]\n";
   return os.str();
 }
 

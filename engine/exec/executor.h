@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "engine/exec/plan.h"
+#include "engine/exec/run_control.h"
 #include "core/ir/model.h"
 #include "kernels/thread_pool.h"
 
@@ -70,9 +71,11 @@ class Executor {
   ~Executor();
 
   // Inputs by name; graph inputs that are initializers may be omitted (their value is used).
-  std::vector<Tensor> run(const NamedTensors& inputs, RunStats* stats = nullptr);
+  // `control` (run_control.h) lets the host cancel the run: Error(Cancelled) at the next node.
+  std::vector<Tensor> run(const NamedTensors& inputs, RunStats* stats = nullptr, const RunControl* control = nullptr);
   // Inputs in the order of required_inputs().
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr,
+                          const RunControl* control = nullptr);
 
   // Graph inputs that have no initializer, in graph order.
   const std::vector<std::string>& required_inputs() const { return required_; }
@@ -86,7 +89,7 @@ class Executor {
  private:
   std::unique_ptr<RunContext> take_context(RunStats& stats);
   void give_back(std::unique_ptr<RunContext> ctx);
-  std::vector<Tensor> run_bound(std::vector<const Tensor*>& bound, RunStats* stats);
+  std::vector<Tensor> run_bound(std::vector<const Tensor*>& bound, RunStats* stats, const RunControl* control);
 
   ExecOptions opts_;
   std::unique_ptr<ThreadPool> threads_;
@@ -96,7 +99,10 @@ class Executor {
   std::vector<std::unique_ptr<RunContext>> idle_;
 };
 
-// Writes timings as a Chrome trace (chrome://tracing, Perfetto): one complete event per node.
+// Writes one run's timings as a trace in ONNX Runtime's profile layout, which chrome://tracing and
+// Perfetto open: a JSON array with a "Session" event "model_run" and one "Node" event per node
+// ("NAME_kernel_time", args op_name, node_name, run, depth). The Python package's end_profiling
+// writes the same layout for several runs (docs/python.md).
 std::string chrome_trace_json(const std::vector<NodeTiming>& timings);
 
 }  // namespace fusor

@@ -1,6 +1,9 @@
 #include "engine/exec/plan.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "core/util/memory_limit.h"
 
 namespace fusor {
 
@@ -33,11 +36,20 @@ TensorPtr constant_node_value(const Node& n) {
 
 }  // namespace
 
+void check_static_size(const Value& v, const std::string& what) {
+  if (!v.type.is_tensor() || !v.type.has_shape) return;
+  auto shape = v.type.static_shape();
+  if (!shape) return;
+  std::optional<size_t> bytes = checked_nbytes(*shape, dtype_size(v.type.elem));
+  if (!bytes) throw_bad_input(what + ": shape " + shape_str(*shape) + " has more bytes than a 64-bit count can hold");
+  check_memory(*bytes, what);
+}
+
 size_t static_bytes_of(const ValueType& t) {
   if (!t.is_tensor() || !t.has_shape) return 0;
   auto s = t.static_shape();
   if (!s) return 0;
-  return static_cast<size_t>(shape_numel(*s)) * dtype_size(t.elem);
+  return checked_nbytes(*s, dtype_size(t.elem)).value_or(std::numeric_limits<size_t>::max());  // saturates
 }
 
 const ExecPlan* Step::subplan(const Graph* g) const {
@@ -67,7 +79,12 @@ ExecPlan::ExecPlan(const Graph& graph, const std::vector<OpsetImport>& opsets, c
       s.constant = val.constant;
     }
   }
-  for (ValueId v : graph.inputs()) input_slots_.push_back(static_cast<int>(v));
+  for (ValueId v : graph.inputs()) {
+    input_slots_.push_back(static_cast<int>(v));
+    // An input declared too big (x: float[2147483648]) is named before any node is.
+    if (!slots_[v].constant && !parent)
+      check_static_size(graph.value(v), "input '" + graph.value(v).name + "' (" + graph.value(v).type.str() + ")");
+  }
   for (ValueId v : graph.outputs()) {
     output_slots_.push_back(static_cast<int>(v));
     slots_[v].graph_output = true;
@@ -121,6 +138,9 @@ void ExecPlan::build_steps(const std::vector<OpsetImport>& opsets, const ExecOpt
       s.kind = SlotKind::Intermediate;
       s.def = step_index;
       s.static_bytes = static_bytes_of(s.value->type);
+      // Known from shapes: a value the machine cannot hold is refused now, naming its node, not
+      // when the arena is allocated.
+      check_static_size(*s.value, st.where + ": output '" + s.value->name + "' (" + s.value->type.str() + ")");
       int a = st.kernel->alias_of(static_cast<int>(o));
       if (a >= 0 && a < static_cast<int>(st.inputs.size()) && st.inputs[a] >= 0) s.alias_of = st.inputs[a];
     }

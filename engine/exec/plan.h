@@ -130,5 +130,8 @@ class ExecPlan {
 
 // The static byte size of a value type when its shape is fully known, else 0.
 size_t static_bytes_of(const ValueType& t);
+// Throws BadInput naming `what` when the value's static shape (if known) needs more bytes than a
+// 64-bit count holds or than this process can use (core/util/memory_limit.h).
+void check_static_size(const Value& v, const std::string& what);
 
 }  // namespace fusor

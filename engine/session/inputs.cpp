@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "core/util/error.h"
+#include "core/util/memory_limit.h"
 #include "core/onnx/tensor_io.h"
 #include "kernels/common/half.h"
 
@@ -132,6 +133,11 @@ void complete_inputs(const Graph& graph, NamedTensors& given, const InputOptions
                             " is not set; using 1 (set it with --dim or --shape)");
     }
     DataType dt = v.type.elem == DataType::Undefined ? DataType::Float : v.type.elem;
+    // Known from the shape: refuse before allocating (a declared float[2147483648] is 8 GiB).
+    const std::string what = "input '" + v.name + "' (" + dtype_name(dt) + "[" + shape_str(shape) + "])";
+    std::optional<size_t> bytes = checked_nbytes(shape, dt == DataType::String ? sizeof(std::string) : dtype_size(dt));
+    if (!bytes) throw_bad_input(what + " has more bytes than a 64-bit count can hold");
+    check_memory(*bytes, what);
     Tensor t(dt, shape);
     SplitMix rng{opts.seed * 0x100000001b3ULL + k + 1};
     std::function<double()> gen;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/util/regular_file.h"
 #include "cache/external_refs.h"
 #include "cache/hash.h"
 #include "cache/key.h"
@@ -34,14 +35,14 @@ class ModelBytes {
       ok_ = true;
       return;
     }
-    int fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
+    size_t size = 0;
+    int fd = open_regular_file(s.path, &size, nullptr);  // a FIFO or device: no key (load refuses it)
     if (fd < 0) return;
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (size > 0) {
+      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p != MAP_FAILED) {
         map_ = p;
-        size_ = static_cast<size_t>(st.st_size);
+        size_ = size;
         view_ = std::string_view(static_cast<const char*>(p), size_);
         ok_ = true;
       }

@@ -112,7 +112,7 @@ class QLinearMatMulKernel : public Kernel {
       for (int64_t i = 0; i < total; ++i) {
         const int64_t n = i % s.N, m = (i / s.N) % s.M;
         const double real = static_cast<double>(acc[i]) * scale_at(a_scale, m) * scale_at(b_scale, n) / ys;
-        y.data<Q>()[i] = saturate_round<Q>(std::nearbyint(real) + yz);
+        y.data<Q>()[i] = quantize_round<Q>(real, yz);
       }
     });
   }
@@ -181,7 +181,7 @@ class QLinearConvKernel : public Kernel {
       for (int64_t i = 0; i < shape_numel(out); ++i) {
         const int64_t m = (i / os) % p.out_channels;
         const double v = static_cast<double>(static_cast<int64_t>(acc[i]) + (bias ? bias->as_int64(m) : 0));
-        y.data<Q>()[i] = saturate_round<Q>(std::nearbyint(v * xs * scale_at(w_scale, m) / ys) + yz);
+        y.data<Q>()[i] = quantize_round<Q>(v * xs * scale_at(w_scale, m) / ys, yz);
       }
     });
   }

@@ -55,7 +55,7 @@ class QuantizeLinearKernel : public Kernel {
         const int64_t p = q.index(i);
         const double s = scale.as_double(p);
         const double z = zp ? zp->as_double(p) : 0.0;
-        py[i] = saturate_round<Q>(std::nearbyint(static_cast<float>(x.as_double(i)) / static_cast<float>(s)) + z);
+        py[i] = quantize_round<Q>(static_cast<float>(x.as_double(i)) / static_cast<float>(s), z);
       }
     });
   }

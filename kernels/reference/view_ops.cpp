@@ -15,7 +15,9 @@ class ViewKernel : public Kernel {
   void compute(KernelContext& ctx) override {
     const Tensor& x = required_input(ctx, 0);
     Shape s = out_shape(ctx, x);
-    if (shape_numel(s) != x.numel())
+    std::optional<int64_t> n = checked_numel(s);
+    if (!n) throw_bad_input(ctx.where() + ": shape " + shape_str(s) + " has more elements than a 64-bit count can hold");
+    if (*n != x.numel())
       throw_bad_input(ctx.where() + ": cannot view " + shape_str(x.shape()) + " as " + shape_str(s));
     ctx.output_alias(0, 0, s);
   }
@@ -52,7 +54,8 @@ class ReshapeKernel : public ViewKernel {
       }
       if (d < 0) throw_bad_input(w + ": invalid dim " + std::to_string(d) + " in shape");
       s[i] = d;
-      known *= d;
+      if (__builtin_mul_overflow(known, d, &known))
+        throw_bad_input(w + ": shape " + shape_str(s) + " has more elements than a 64-bit count can hold");
     }
     if (infer >= 0) {
       if (known == 0 || x.numel() % known != 0)

@@ -95,7 +95,8 @@ TEST_F(ImportTree, ImportsResolveRelativeAndLoadOnceInOrder) {
 TEST_F(ImportTree, MissingTopLevelFile) {
   Diagnostics d;
   load_rules({(dir_ / "nope.rules").string()}, {}, d);
-  EXPECT_EQ(d.str(), (dir_ / "nope.rules").string() + ": error: cannot open rules file '" + (dir_ / "nope.rules").string() + "'\n");
+  EXPECT_EQ(d.str(), (dir_ / "nope.rules").string() + ": error: cannot open rules file '" + (dir_ / "nope.rules").string() +
+                         "': No such file or directory\n");
 }
 
 TEST(Catalog, NewestOpsetAndFusorOps) {

@@ -39,7 +39,7 @@ TEST(Provider, MissingFileAndMissingLayout) {
   Diagnostics d;
   auto p = load_provider("/nonexistent/zz.provider", {}, d);
   EXPECT_TRUE(p->has_errors);
-  EXPECT_EQ(d.str(), "/nonexistent/zz.provider: error: cannot open provider definition '/nonexistent/zz.provider'\n");
+  EXPECT_EQ(d.str(), "/nonexistent/zz.provider: error: cannot open provider definition '/nonexistent/zz.provider': No such file or directory\n");
   Diagnostics d2;
   parse_provider_text("y.provider", "fusor-provider 1\nkernels { Relu }\n", {}, d2);
   EXPECT_NE(d2.str().find("y.provider:1:1: error: the provider does not state its layout"), std::string::npos) << d2.str();

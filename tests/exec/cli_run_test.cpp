@@ -11,6 +11,7 @@
 #include "core/ir/model.h"
 #include "core/onnx/onnx_io.h"
 #include "core/onnx/tensor_io.h"
+#include "core/util/json.h"
 
 namespace fusor {
 namespace {
@@ -196,9 +197,17 @@ TEST_F(CliRun, BenchReportsArenaFiguresAndNoAllocationsInSteadyState) {
     EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
   // Three 64x8 float intermediates (h0, h1, h2), no reuse: 6144 bytes.
   EXPECT_NE(r.out.find("\"naive_bytes\": 6144"), std::string::npos) << r.out;
-  std::string t = slurp(trace);
-  EXPECT_NE(t.find("\"traceEvents\""), std::string::npos);
-  for (const char* node : {"\"n0\"", "\"n1\"", "\"n2\"", "\"n3\""}) EXPECT_NE(t.find(node), std::string::npos) << node;
+  // ONNX Runtime's profile layout, the one the Python package writes too: an array of events.
+  json::Value t = json::parse(slurp(trace));
+  ASSERT_TRUE(t.is_array());
+  EXPECT_EQ(t[0]["name"].as_string(), "model_run");
+  EXPECT_EQ(t[0]["cat"].as_string(), "Session");
+  std::string names;
+  for (const json::Value& e : t.as_array()) names += e["name"].as_string() + " ";
+  for (const char* node : {"n0_kernel_time", "n1_kernel_time", "n2_kernel_time", "n3_kernel_time"})
+    EXPECT_NE(names.find(node), std::string::npos) << node << " in " << names;
+  EXPECT_EQ(t[1]["cat"].as_string(), "Node");
+  EXPECT_TRUE(t[1]["args"]["op_name"].is_string());
 }
 
 }  // namespace
