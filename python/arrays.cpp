@@ -48,7 +48,14 @@ bool element_type_of(const pyb::dtype& dt, ElementType& out) {
 
 }  // namespace
 
-HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::array& keep) {
+// numpy's name of an element type ("float32"), for messages.
+std::string numpy_name(ElementType t) {
+  pyb::dtype dt;
+  return numpy_dtype(t, dt) ? std::string(pyb::str(dt)) : std::string(element_type_name(t));
+}
+
+HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::array& keep,
+                        const TensorInfo* expected, std::string* hint) {
   auto numpy = [](const char* fn) { return pyb::module_::import("numpy").attr(fn); };
   pyb::array arr = pyb::isinstance<pyb::array>(value) ? pyb::reinterpret_borrow<pyb::array>(value)
                                                        : pyb::array(numpy("asarray")(value));
@@ -57,6 +64,16 @@ HostTensor input_tensor(const std::string& name, const pyb::handle& value, pyb::
     raise(ErrorCode::InvalidArgument,
           "input '" + name + "': numpy dtype " + std::string(pyb::str(arr.dtype())) +
               " is not supported (numeric and bool tensors only)");
+  if (hint && expected && expected->element_type != ElementType::Undefined && expected->element_type != type) {
+    const bool from_list = !pyb::isinstance<pyb::array>(value);
+    const std::string got = numpy_name(type), want = numpy_name(expected->element_type);
+    std::string how = from_list ? "a Python " + std::string(pyb::str(value.get_type().attr("__name__"))) +
+                                      " becomes " + got
+                                : "a " + got + " array";
+    if (type == ElementType::Double) how = from_list ? "a Python list of floats becomes float64" : "a float64 array";
+    *hint = "got " + got + " (" + how + "); the model expects " + want +
+            ": convert it with numpy.asarray(x, dtype=numpy." + want + ")";
+  }
   bool native = arr.dtype().attr("isnative").cast<bool>();
   bool borrowable = native && (arr.flags() & pyb::array::c_style) && (arr.flags() & pyb::detail::npy_api::NPY_ARRAY_ALIGNED_);
   if (!borrowable) {

@@ -1,5 +1,6 @@
 // Python exception classes named as ONNX Runtime's (onnxruntime.capi.onnxruntime_pybind11_state:
-// Fail, InvalidArgument, NoSuchFile, InvalidGraph), all under one base, FusorError. Like ORT's
+// Fail, InvalidArgument, NoSuchFile, InvalidGraph), all under one base, FusorError, and
+// Cancelled (a Fail: a run stopped by RunOptions). Like ORT's
 // they derive from Exception. A fusor::Exception becomes the class of its code with the message
 // the CLI prints; internal fusor::Error (from rules.cpp, which calls engine code directly) maps
 // as the library API maps it (api_error_code).
@@ -16,11 +17,12 @@ namespace {
 
 // Created once per process and never released: the translator may run late in finalization.
 PyObject* g_base = nullptr;
-PyObject* g_classes[4] = {nullptr, nullptr, nullptr, nullptr};  // indexed by ErrorCode
+constexpr int kCodes = 5;
+PyObject* g_classes[kCodes] = {};  // indexed by ErrorCode
 
 PyObject* class_for(ErrorCode code) {
   int i = static_cast<int>(code);
-  return i >= 0 && i < 4 ? g_classes[i] : g_classes[static_cast<int>(ErrorCode::Fail)];
+  return i >= 0 && i < kCodes ? g_classes[i] : g_classes[static_cast<int>(ErrorCode::Fail)];
 }
 
 }  // namespace
@@ -41,8 +43,13 @@ void bind_errors(pyb::module_& m) {
     std::string qualified = std::string("fusor.") + error_code_name(s.code);
     g_classes[static_cast<int>(s.code)] = PyErr_NewExceptionWithDoc(qualified.c_str(), s.doc, g_base, nullptr);
   }
+  // A cancelled run: a Fail, as ONNX Runtime reports a run stopped by RunOptions.terminate.
+  g_classes[static_cast<int>(ErrorCode::Cancelled)] =
+      PyErr_NewExceptionWithDoc("fusor.Cancelled", "A run stopped by RunOptions (terminate, timeout_ms).",
+                                class_for(ErrorCode::Fail), nullptr);
   m.add_object("FusorError", pyb::handle(g_base).inc_ref());
   for (const Spec& s : specs) m.add_object(error_code_name(s.code), pyb::handle(class_for(s.code)).inc_ref());
+  m.add_object("Cancelled", pyb::handle(class_for(ErrorCode::Cancelled)).inc_ref());
 
   pyb::register_exception_translator([](std::exception_ptr p) {
     try {

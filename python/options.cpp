@@ -171,6 +171,39 @@ void bind_options(pyb::module_& m) {
                ", threads=" + std::to_string(o.base.threads) + ", profiling=" + (o.base.profile ? "on" : "off") +
                (o.base.optimized_model_path.empty() ? "" : ", optimized_model_filepath='" + o.base.optimized_model_path + "'") + ")";
       });
+
+  using R = PyRunOptions;
+  pyb::class_<R>(m, "RunOptions", "Per-run options (ONNX Runtime's RunOptions); set terminate from another thread to cancel")
+      .def(pyb::init<>())
+      .def_property(
+          "terminate", [](const R& r) { return r.base->terminate.load(); },
+          [](R& r, bool v) { r.base->terminate.store(v); },
+          "True stops the runs using these options at the next node (they raise fusor.Cancelled)")
+      .def_property(
+          "timeout_ms", [](const R& r) { return r.base->timeout_ms; },
+          [](R& r, double v) {
+            if (!(v >= 0)) raise(ErrorCode::InvalidArgument, "timeout_ms: expected a number >= 0");
+            r.base->timeout_ms = v;
+          },
+          "fusor: cancel a run still going after this many milliseconds (0: no limit)")
+      .def_readwrite("log_severity_level", &R::log_severity_level)
+      .def_readwrite("log_verbosity_level", &R::log_verbosity_level)
+      .def_readwrite("logid", &R::logid)
+      .def_readwrite("only_execute_path_to_fetches", &R::only_execute_path_to_fetches)
+      .def(
+          "add_run_config_entry", [](R& r, const std::string& k, const std::string& v) { r.config[k] = v; },
+          pyb::arg("config_key"), pyb::arg("config_value"))
+      .def(
+          "get_run_config_entry",
+          [](const R& r, const std::string& k) {
+            auto it = r.config.find(k);
+            if (it == r.config.end()) raise(ErrorCode::InvalidArgument, "no run config entry '" + k + "'");
+            return it->second;
+          },
+          pyb::arg("config_key"))
+      .def("__repr__", [](const R& r) {
+        return std::string("RunOptions(terminate=") + (r.base->terminate.load() ? "True" : "False") + ")";
+      });
 }
 
 }  // namespace fusor::py

@@ -3,6 +3,7 @@
 // and the session config entries (add_session_config_entry).
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,19 @@ struct PySessionOptions {
   // base with the config entries applied (the disable lists, fusor.* keys). Throws
   // Exception(InvalidArgument) for a bad fusor.* value.
   SessionOptions resolved(const std::vector<std::string>& providers) const;
+};
+
+// RunOptions as Python sees it (ORT's RunOptions): `terminate` set from any thread cancels the
+// runs given this object (fusor.Cancelled, a subclass of Fail, at the next node); `timeout_ms` is
+// fusor's extra. The flag lives in a shared fusor::RunOptions so a run keeps it alive.
+struct PyRunOptions {
+  std::shared_ptr<RunOptions> base = std::make_shared<RunOptions>();
+  std::map<std::string, std::string> config;
+  // Accepted for ORT scripts, without effect in fusor.
+  int log_severity_level = 2;
+  int log_verbosity_level = 0;
+  std::string logid;
+  bool only_execute_path_to_fetches = false;
 };
 
 }  // namespace fusor::py

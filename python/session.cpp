@@ -63,21 +63,36 @@ class PySession {
     origin_ = Clock::now();
   }
 
-  pyb::list run(const pyb::object& output_names, const pyb::dict& feed) {
+  pyb::list run(const pyb::object& output_names, const pyb::dict& feed, const PyRunOptions* run_options) {
     std::vector<NamedTensor> inputs;
+    std::vector<std::string> hints;  // inputs whose numpy dtype is not the model's (arrays.h)
     std::vector<pyb::array> keep(feed.size());
     size_t i = 0;
     for (auto item : feed) {
       std::string name = pyb::str(item.first);
-      inputs.emplace_back(name, input_tensor(name, item.second, keep[i++]));
+      const TensorInfo* expected = nullptr;
+      for (const TensorInfo& in : session_->inputs())
+        if (in.name == name) expected = &in;
+      std::string hint;
+      inputs.emplace_back(name, input_tensor(name, item.second, keep[i++], expected, &hint));
+      if (!hint.empty()) hints.push_back(hint);
     }
     std::vector<std::string> names;
     if (!output_names.is_none()) names = output_names.cast<std::vector<std::string>>();
     std::vector<HostTensor> outs;
+    std::shared_ptr<RunOptions> control = run_options ? run_options->base : nullptr;  // alive for the run
     {
       pyb::gil_scoped_release nogil;
       Clock::time_point start = Clock::now();
-      outs = session_->run(inputs, names);
+      try {
+        outs = control ? session_->run(inputs, names, *control) : session_->run(inputs, names);
+      } catch (const Exception& e) {
+        // The session's message is the CLI's; say what the Python value was.
+        if (e.code() != ErrorCode::InvalidArgument || hints.empty()) throw;
+        std::string what = e.what();
+        for (const std::string& h : hints) what += "; " + h;
+        throw Exception(e.code(), what);
+      }
       if (session_->options().profile) record_profile(start);
     }
     pyb::list result;
@@ -191,7 +206,7 @@ void bind_session(pyb::module_& m) {
   pyb::class_<PySession>(m, "_Session", "fusor::Session; use fusor.InferenceSession")
       .def(pyb::init<const pyb::object&, const PySessionOptions&, const std::vector<std::string>&>(), pyb::arg("model"),
            pyb::arg("options"), pyb::arg("providers"))
-      .def("run", &PySession::run, pyb::arg("output_names"), pyb::arg("input_feed"))
+      .def("run", &PySession::run, pyb::arg("output_names"), pyb::arg("input_feed"), pyb::arg("run_options") = nullptr)
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("options", &PySession::options, pyb::return_value_policy::copy)

@@ -9,6 +9,7 @@ ErrorCode api_error_code(const Error& e) {
     case ErrorKind::Usage: return ErrorCode::InvalidArgument;
     case ErrorKind::BadInput: return ErrorCode::InvalidGraph;
     case ErrorKind::Internal: return ErrorCode::Fail;
+    case ErrorKind::Cancelled: return ErrorCode::Cancelled;
   }
   return ErrorCode::Fail;
 }

@@ -1,7 +1,8 @@
 // The library API's error boundary: internal fusor::Error (core/util/error.h) and other
 // exceptions become the public fusor::Exception (include/fusor/error.h).
 //   Usage -> InvalidArgument, BadInput -> InvalidGraph (NoSuchFile when the model file is
-//   missing: checked before loading), Internal and anything else -> Fail.
+//   missing: checked before loading), Cancelled -> Cancelled, std::bad_alloc -> InvalidGraph (a
+//   model too big for the machine is bad input), Internal and anything else -> Fail.
 #pragma once
 #include <string>
 #include <utility>
@@ -24,7 +25,7 @@ decltype(auto) api_call(F&& f) {
   } catch (const Error& e) {
     throw Exception(api_error_code(e), e.what());
   } catch (const std::bad_alloc&) {
-    throw Exception(ErrorCode::Fail, "out of memory");
+    throw Exception(ErrorCode::InvalidGraph, "out of memory: the model or its inputs need more than this process can get");
   } catch (const std::exception& e) {
     throw Exception(ErrorCode::Fail, e.what());
   }

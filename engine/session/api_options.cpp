@@ -1,4 +1,5 @@
 #include "engine/session/api_options.h"
+#include "engine/session/partition.h"
 
 #include "engine/session/api_error.h"
 #include "engine/session/optimized_stamp.h"
@@ -11,7 +12,12 @@ OptimizationLevel parse_level(std::string_view name) {
   return api_call([&] { return static_cast<OptimizationLevel>(parse_opt_level(name)); });
 }
 
-std::vector<std::string> available_providers() { return known_providers(); }
+std::vector<std::string> available_providers() {
+  std::vector<std::string> out;
+  for (const std::string& p : known_providers())
+    if (provider_unavailable_reason(p).empty()) out.push_back(p);  // defined and its kernels built
+  return out;
+}
 
 const char* version() { return engine_version(); }
 

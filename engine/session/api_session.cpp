@@ -2,6 +2,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include <cstdio>
+
 #include "engine/session/api_error.h"
 #include "engine/session/api_options.h"
 #include "engine/session/api_tensor.h"
@@ -117,6 +119,17 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 std::vector<HostTensor> Session::run(const std::vector<NamedTensor>& inputs) { return run(inputs, {}); }
 
 std::vector<HostTensor> Session::run(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names) {
+  return run_controlled(inputs, output_names, nullptr);
+}
+
+std::vector<HostTensor> Session::run(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names,
+                                     const RunOptions& run_options) {
+  return run_controlled(inputs, output_names, &run_options);
+}
+
+std::vector<HostTensor> Session::run_controlled(const std::vector<NamedTensor>& inputs,
+                                                const std::vector<std::string>& output_names,
+                                                const RunOptions* run_options) {
   Impl& im = *impl_;
   std::vector<size_t> pick;
   for (const std::string& name : output_names) {
@@ -128,7 +141,19 @@ std::vector<HostTensor> Session::run(const std::vector<NamedTensor>& inputs, con
   NamedTensors bound = im.bind(inputs);
   RunStats stats;
   Stopwatch clock;
-  std::vector<Tensor> outs = api_call([&] { return im.prepared.executor->run(bound, &stats); });
+  RunControl control;
+  if (run_options) {
+    control.terminate = &run_options->terminate;
+    if (run_options->timeout_ms > 0) {
+      control.deadline = RunControl::Clock::now() + std::chrono::duration_cast<RunControl::Clock::duration>(
+                                                        std::chrono::duration<double, std::milli>(run_options->timeout_ms));
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "its timeout of %g ms expired", run_options->timeout_ms);
+      control.deadline_reason = buf;
+    }
+  }
+  std::vector<Tensor> outs =
+      api_call([&] { return im.prepared.executor->run(bound, &stats, run_options ? &control : nullptr); });
   double ms = clock.ms();
   {
     std::lock_guard<std::mutex> lock(im.mu);

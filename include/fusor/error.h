@@ -7,13 +7,14 @@
 //   InvalidGraph     a malformed model, a bad rule file, a model optimized for another provider,
 //                    an op without a kernel (exit 2)
 //   Fail             anything else, including bugs in fusor (exit 3)
+//   Cancelled        a run stopped by RunOptions (terminate, timeout_ms) (exit 5)
 #pragma once
 #include <stdexcept>
 #include <string>
 
 namespace fusor {
 
-enum class ErrorCode { InvalidArgument, NoSuchFile, InvalidGraph, Fail };
+enum class ErrorCode { InvalidArgument, NoSuchFile, InvalidGraph, Fail, Cancelled };
 
 class Exception : public std::runtime_error {
  public:
@@ -25,6 +26,7 @@ class Exception : public std::runtime_error {
       case ErrorCode::NoSuchFile:
       case ErrorCode::InvalidGraph: return 2;
       case ErrorCode::Fail: return 3;
+      case ErrorCode::Cancelled: return 5;
     }
     return 3;
   }
@@ -33,7 +35,7 @@ class Exception : public std::runtime_error {
   ErrorCode code_;
 };
 
-// "InvalidArgument", "NoSuchFile", "InvalidGraph", "Fail" (the names ONNX Runtime's Python
+// "InvalidArgument", "NoSuchFile", "InvalidGraph", "Fail", "Cancelled" (the first four are the names ONNX Runtime's Python
 // exceptions use).
 inline const char* error_code_name(ErrorCode c) {
   switch (c) {
@@ -41,6 +43,7 @@ inline const char* error_code_name(ErrorCode c) {
     case ErrorCode::NoSuchFile: return "NoSuchFile";
     case ErrorCode::InvalidGraph: return "InvalidGraph";
     case ErrorCode::Fail: return "Fail";
+    case ErrorCode::Cancelled: return "Cancelled";
   }
   return "Fail";
 }

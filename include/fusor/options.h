@@ -1,6 +1,7 @@
 // fusor::SessionOptions: how a Session loads, optimizes and runs a model. Every field has the
 // CLI's default; docs/host-api.md maps them to the CLI flags.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +41,16 @@ struct SessionOptions {
   std::vector<std::pair<std::string, int64_t>> dim_overrides;                 // --dim NAME=V
   std::vector<std::pair<std::string, std::vector<int64_t>>> shape_overrides;  // --shape INPUT=AxB
   bool profile = false;                          // record per-node times of each run
+};
+
+// Per-run options (ONNX Runtime's RunOptions). A run given them stops at the next node boundary
+// (before each node, and at each Loop/Scan iteration and If branch) once `terminate` is set, from
+// any thread, or once `timeout_ms` (> 0) has passed since the run began; it then throws
+// fusor::Exception(ErrorCode::Cancelled) naming the node it stopped at. One kernel is not
+// interrupted. Keep the object alive while runs use it; set terminate back to false to reuse it.
+struct RunOptions {
+  std::atomic<bool> terminate{false};
+  double timeout_ms = 0;
 };
 
 }  // namespace fusor

@@ -89,6 +89,9 @@ class Session {
   // The named outputs, in the order asked (InvalidArgument for an unknown name). The whole graph
   // still runs.
   std::vector<HostTensor> run(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names);
+  // The same, cancellable through `run_options` (options.h): Exception(Cancelled) when stopped.
+  std::vector<HostTensor> run(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names,
+                              const RunOptions& run_options);
 
   ArenaStats arena_stats() const;
   TimingStats timing() const;
@@ -103,6 +106,8 @@ class Session {
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  std::vector<HostTensor> run_controlled(const std::vector<NamedTensor>& inputs,
+                                         const std::vector<std::string>& output_names, const RunOptions* run_options);
   std::unique_ptr<Impl> impl_;
 };
 

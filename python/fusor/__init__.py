@@ -12,6 +12,7 @@ fusor's extras: ``sess.optimization_report()``, ``sess.arena_stats()``, ``fusor.
 ``fusor.rules.test``.
 """
 from ._fusor import (  # noqa: F401  (re-exported)
+    Cancelled,
     ExecutionMode,
     Fail,
     FusorError,
@@ -21,6 +22,7 @@ from ._fusor import (  # noqa: F401  (re-exported)
     ModelMetadata,
     NodeArg,
     NoSuchFile,
+    RunOptions,
     SessionOptions,
     rules,
 )
@@ -40,7 +42,7 @@ def set_default_logger_verbosity(level):
     """Accepted for ONNX Runtime scripts; no effect."""
 
 __all__ = [
-    "ExecutionMode", "Fail", "FusorError", "GraphOptimizationLevel", "InferenceSession", "InvalidArgument",
-    "InvalidGraph", "ModelMetadata", "NodeArg", "NoSuchFile", "SessionOptions", "get_available_providers",
+    "Cancelled", "ExecutionMode", "Fail", "FusorError", "GraphOptimizationLevel", "InferenceSession", "InvalidArgument",
+    "InvalidGraph", "ModelMetadata", "NodeArg", "NoSuchFile", "RunOptions", "SessionOptions", "get_available_providers",
     "get_device", "rules", "set_default_logger_severity", "set_default_logger_verbosity", "__version__",
 ]

@@ -3,6 +3,8 @@
 A session's providers are given in either spelling; fusor reports them in ORT's spelling where
 ORT has one, so ``"CPUExecutionProvider" in fusor.get_available_providers()`` holds as with ORT.
 """
+import warnings
+
 from . import _fusor
 from ._fusor import InvalidArgument
 
@@ -33,13 +35,15 @@ def _known():
 
 def to_fusor(providers):
     """fusor's names for a providers= list: names or (name, options) pairs, either spelling.
-    Unknown or unavailable names raise InvalidArgument listing the available ones."""
+    As ONNX Runtime does, a name this build does not have (``CUDAExecutionProvider``, a
+    misspelling) is dropped with a warning and the session uses the next available provider;
+    InvalidArgument (listing the available ones) only when none of the names is available."""
     if providers is None:
         return ["cpu"], {}
     if isinstance(providers, str):
         providers = [providers]
     available = _fusor.fusor_providers()
-    names, options = [], {}
+    names, options, dropped = [], {}, []
     for p in providers:
         opts = {}
         if isinstance(p, (tuple, list)):
@@ -50,12 +54,17 @@ def to_fusor(providers):
             raise InvalidArgument("providers: expected a provider name, got %r" % (p,))
         name = ORT_TO_FUSOR.get(p, p)
         if name not in available:
-            what = "unknown provider '%s'" % p if p not in ORT_TO_FUSOR else \
-                "provider '%s' (fusor: %s) is not available in this build" % (p, name)
-            raise InvalidArgument("%s (available: %s)" % (what, _known()))
+            dropped.append("unknown provider '%s'" % p if p not in ORT_TO_FUSOR else
+                           "provider '%s' (fusor: %s) is not available in this build" % (p, name))
+            continue
         if name not in names:
             names.append(name)
             options[ort_name(name)] = {str(k): str(v) for k, v in opts.items()}
     if not names:
+        if dropped:
+            raise InvalidArgument("%s (available: %s)" % ("; ".join(dropped), _known()))
         raise InvalidArgument("providers: the list is empty (available: %s)" % _known())
+    for what in dropped:
+        warnings.warn("%s; using %s (available: %s)" % (what, ", ".join(ort_name(n) for n in names), _known()),
+                      UserWarning, stacklevel=3)
     return names, options

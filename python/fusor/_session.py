@@ -42,10 +42,14 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """The outputs named (all when ``output_names`` is None or empty), as numpy arrays.
         Raises InvalidArgument for an unknown, missing or duplicated input, a wrong dtype, rank or
-        known dimension, or an unknown output name."""
+        known dimension, or an unknown output name. ``run_options`` (fusor.RunOptions): setting its
+        ``terminate`` from another thread, or its ``timeout_ms``, cancels the run at the next node
+        boundary with fusor.Cancelled (a Fail)."""
         if not isinstance(input_feed, dict):
             raise InvalidArgument("input_feed: expected a dict of input name -> array, got %s" % type(input_feed).__name__)
-        return self._sess.run(output_names or None, input_feed)
+        if run_options is not None and not isinstance(run_options, _fusor.RunOptions):
+            raise InvalidArgument("run_options: expected fusor.RunOptions, got %s" % type(run_options).__name__)
+        return self._sess.run(output_names or None, input_feed, run_options)
 
     def get_inputs(self):
         return list(self._inputs)

@@ -217,7 +217,7 @@ class Errors(unittest.TestCase):
         msg = str(c.exception)
         self.assertIn("input 'input': expected tensor(float)", msg)
         self.assertIn("got tensor(double)", msg)
-        self.assertIn(msg, self.cli_error(x))
+        self.assertIn(msg.split("; got float64")[0], self.cli_error(x))
 
     def test_wrong_shape_carries_the_cli_message(self):
         x = np.zeros((1, 2, 224, 224), dtype=np.float32)
@@ -227,6 +227,17 @@ class Errors(unittest.TestCase):
         self.assertIn(str(c.exception), self.cli_error(x))
         with self.assertRaisesRegex(ort.InvalidArgument, "expected rank 4"):
             self.sess.run(None, {"input": np.zeros((3, 224, 224), dtype=np.float32)})
+
+    def test_a_list_input_says_why_it_is_float64(self):
+        # Issue 18: a Python list becomes float64; the message (the CLI's) says so and how to convert.
+        with self.assertRaises(ort.InvalidArgument) as c:
+            self.sess.run(None, {"input": image().tolist()})
+        msg = str(c.exception)
+        self.assertIn("input 'input': expected tensor(float)", msg)
+        self.assertIn("got float64 (a Python list of floats becomes float64); the model expects float32", msg)
+        with self.assertRaises(ort.InvalidArgument) as c:
+            self.sess.run(None, {"input": image().astype(np.float64)})
+        self.assertIn("got float64 (a float64 array); the model expects float32", str(c.exception))
 
     def test_unsupported_dtype_and_unknown_output(self):
         with self.assertRaisesRegex(ort.InvalidArgument, "input 'input': numpy dtype .* is not supported"):
@@ -266,6 +277,48 @@ class Errors(unittest.TestCase):
         self.assertIs(InvalidArgument, ort.InvalidArgument)
 
 
+class Cancellation(unittest.TestCase):
+    def endless_loop(self):
+        # y = Loop(M = 10^12, cond = true) { v + 1 }: would run for days.
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array([1.0], np.float32))),
+             helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+            "body",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1])])
+        g = helper.make_graph(
+            [helper.make_node("Loop", ["M", "cond", "x"], ["y"], name="forever", body=body)], "loop",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+            [numpy_helper.from_array(np.array(10**12, np.int64), "M"), numpy_helper.from_array(np.array(True), "cond")])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+
+    def test_terminate_from_another_thread(self):
+        sess = ort.InferenceSession(self.endless_loop(), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL))
+        ro = ort.RunOptions()
+        self.assertFalse(ro.terminate)
+        timer = threading.Timer(0.3, lambda: setattr(ro, "terminate", True))
+        timer.start()
+        start = time.time()
+        with self.assertRaises(ort.Cancelled) as c:
+            sess.run(None, {"x": np.zeros(1, np.float32)}, ro)
+        timer.join()
+        self.assertLess(time.time() - start, 30)
+        self.assertTrue(issubclass(ort.Cancelled, ort.Fail))  # as ORT reports a terminated run
+        self.assertIn("terminate flag", str(c.exception))
+        self.assertIn("forever", str(c.exception))
+        timed = ort.RunOptions()
+        timed.timeout_ms = 200
+        with self.assertRaisesRegex(ort.Cancelled, "timeout of 200 ms"):
+            sess.run(None, {"x": np.zeros(1, np.float32)}, run_options=timed)
+        with self.assertRaises(ort.InvalidArgument):
+            sess.run(None, {"x": np.zeros(1, np.float32)}, run_options="stop")
+
+
 class Providers(unittest.TestCase):
     def test_names(self):
         self.assertIn("CPUExecutionProvider", ort.get_available_providers())
@@ -278,6 +331,22 @@ class Providers(unittest.TestCase):
             ort.InferenceSession(add_model_bytes(), providers=["CUDAExecutionProvider"])
         self.assertIn("unknown provider 'CUDAExecutionProvider'", str(c.exception))
         self.assertIn("CPUExecutionProvider (cpu)", str(c.exception))
+
+    def test_an_unavailable_provider_falls_back_with_a_warning(self):
+        # Issue 18: the line most ORT scripts carry. As ORT: a warning, the next available one used.
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            sess = ort.InferenceSession(add_model_bytes(), providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+        self.assertEqual(sess.get_providers(), ["CPUExecutionProvider"])
+        msgs = [str(x.message) for x in w if issubclass(x.category, UserWarning)]
+        self.assertTrue(any("CUDAExecutionProvider" in m and "using CPUExecutionProvider" in m for m in msgs), msgs)
+        self.assertEqual(w[0].filename, __file__)  # attributed to the caller's line
+        x = np.ones((2, 4), dtype=np.float32)
+        self.assertEqual(sess.run(None, {"a": x, "b": x})[0].tolist(), (2 * x).tolist())
+        # Unknown names alone (nothing available left) still fail.
+        with self.assertRaises(ort.InvalidArgument):
+            ort.InferenceSession(add_model_bytes(), providers=["CUDAExecutionProvider", "TensorrtExecutionProvider"])
 
     def test_xnnpack_mapped_when_present(self):
         have = "xnnpack" in fusor._fusor.fusor_providers()
@@ -362,6 +431,31 @@ class Profiling(unittest.TestCase):
     def test_off_by_default(self):
         sess = ort.InferenceSession(add_model_bytes())
         self.assertEqual(sess.end_profiling(), "")
+
+    def test_one_profile_format_for_python_and_bench(self):
+        # Issue 18: end_profiling() and `fusor bench --profile` write the same layout (ORT's).
+        with tempfile.TemporaryDirectory() as d:
+            so = options()
+            so.enable_profiling = True
+            so.profile_file_prefix = os.path.join(d, "prof")
+            sess = ort.InferenceSession(SQUEEZENET, so)
+            sess.run(None, {"input": image()})
+            with open(sess.end_profiling()) as f:
+                py = json.load(f)
+            trace = os.path.join(d, "bench.json")
+            subprocess.run([FUSOR_BIN, "bench", SQUEEZENET, "--runs", "1", "--warmup", "0", "--threads", "1",
+                            "--no-cache", "--profile", trace], check=True, capture_output=True)
+            with open(trace) as f:
+                cli = json.load(f)
+        self.assertIsInstance(py, list)
+        self.assertIsInstance(cli, list)
+        for cat in ("Session", "Node"):
+            pe = next(e for e in py if e["cat"] == cat)
+            ce = next(e for e in cli if e["cat"] == cat)
+            self.assertEqual(sorted(pe), sorted(ce), cat)
+            self.assertEqual(sorted(pe["args"]), sorted(ce["args"]), cat)
+        self.assertEqual(sorted(e["name"] for e in py if e["cat"] == "Node"),
+                         sorted(e["name"] for e in cli if e["cat"] == "Node"))
 
 
 class Extras(unittest.TestCase):
