@@ -102,4 +102,10 @@ std::string Diagnostics::str() const {
   return out;
 }
 
+std::string Diagnostics::error_text(const std::string& prefix, const std::string& what) const {
+  std::string d = str();
+  while (!d.empty() && d.back() == '\n') d.pop_back();
+  return prefix + std::to_string(errors_) + " error(s) in " + what + ":\n" + d;
+}
+
 }  // namespace fusor::dsl

@@ -49,6 +49,10 @@ class Diagnostics {
   std::string format(const Diagnostic& d) const;
   // Every diagnostic in report order, each formatted as above.
   std::string str() const;
+  // The text of an error that carries the diagnostics, for callers that throw rather than print
+  // (a host app or a notebook sees no stderr): "PREFIXN error(s) in WHAT:\n" then str() without
+  // its final newline.
+  std::string error_text(const std::string& prefix, const std::string& what) const;
 
  private:
   struct Source {

@@ -241,7 +241,7 @@ class Runner {
         note_removed(g, res.matched, r.name);
       }
       ++rep_.rules_fired[r.name];
-      remember(r.name, res.depth);
+      remember(r.name + " (" + r.location() + ")", res.depth);  // limit messages name FILE:LINE
       if (opts_.trace) rep_.trace.push_back({r.name, r.location(), res.matched, g.name});
       std::vector<NodeId> touched = res.touched;
       touched.insert(touched.end(), res.new_nodes.begin(), res.new_nodes.end());

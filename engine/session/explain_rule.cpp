@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <iostream>
 
 #include "dsl/rules.h"
 #include "dsl/suggest.h"
@@ -19,9 +18,7 @@ dsl::RuleSet load_or_fail(const std::vector<std::string>& files, int64_t opset) 
   dsl::Diagnostics diags;
   dsl::RuleSet set = dsl::load_rules(files, copts, diags);
   if (diags.has_errors()) {
-    std::cerr << diags.str();
-    std::cerr.flush();
-    throw_bad_input("rules: " + std::to_string(diags.error_count()) + " error(s) in rule files (see above)");
+    throw_bad_input(diags.error_text("rules: ", "rule files"));
   }
   return set;
 }

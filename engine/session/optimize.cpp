@@ -87,10 +87,9 @@ dsl::Level dsl_level(OptLevel level) {
 
 namespace {
 
+// The diagnostics travel in the error's text (a notebook or a host app sees no stderr).
 [[noreturn]] void fail_with(const dsl::Diagnostics& diags, const std::string& what) {
-  std::cerr << diags.str();
-  std::cerr.flush();
-  throw_bad_input(what + ": " + std::to_string(diags.error_count()) + " error(s) in rule files (see above)");
+  throw_bad_input(diags.error_text(what + ": ", "rule files"));
 }
 
 }  // namespace
@@ -187,7 +186,14 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   declare_cpu_fallback_ops(*provider);
   KernelGate gate(*provider);
   ro.gate = &gate;
-  RewriteReport rep = run_rewrites_by_level(model, rules, ro);
+  RewriteReport rep;
+  try {
+    rep = run_rewrites_by_level(model, rules, ro);
+  } catch (const Error& e) {
+    // A rule set that does not terminate: name the model too (the message names the rules).
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throw_bad_input(model.path + ": " + e.what());
+  }
   report.explain.records = std::move(rep.explain);
   report.skipped = rep.skipped;
   for (const auto& [name, n] : rep.rules_fired) report.rules_fired[name] = n;

@@ -1,7 +1,5 @@
 #include "engine/session/provider_def.h"
 
-#include <iostream>
-
 #include "core/util/error.h"
 #include "engine/session/optimize.h"
 
@@ -12,10 +10,8 @@ std::unique_ptr<dsl::ProviderDef> load_provider_def(const std::string& provider,
   dsl::Diagnostics diags;
   auto def = dsl::load_provider(path, {}, diags);
   if (!def || diags.has_errors()) {
-    std::cerr << diags.str();
-    std::cerr.flush();
-    throw_bad_input("provider '" + provider + "' (" + path + "): " + std::to_string(diags.error_count()) +
-                    " error(s) in the definition (see above)");
+    // The diagnostics travel in the error's text (a host app or a notebook sees no stderr).
+    throw_bad_input(diags.error_text("provider '" + provider + "' (" + path + "): ", "the definition"));
   }
   return def;
 }

@@ -124,5 +124,33 @@ TEST(OptimizeDryRun, WithoutOutputReportsAndWritesNothing) {
   EXPECT_NE(text.out.find("dry run"), std::string::npos) << text.out;
 }
 
+// Issue 18: a rule set that never reaches a fixed point is bad input naming the model and each
+// rule involved with its FILE:LINE.
+TEST(OptimizeErrors, ARuleSetThatLoopsNamesTheModelAndTheRules) {
+  TempDir d;
+  write_file(d.path("loop.rules"),
+             "fusor-rules 1\n\nrule relu_to_abs\n  match { y = Relu(x) }\n  rewrite { y = Abs(x) }\n\n"
+             "rule abs_to_relu\n  match { y = Abs(x) }\n  rewrite { y = Relu(x) }\n");
+  RunResult r = run_fusor({"optimize", example_model(), "--rules", d.path("loop.rules"), "--level", "basic",
+                           "--no-cache", "-o", d.path("o.onnx")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(example_model() + ": rewriting"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("relu_to_abs (" + d.path("loop.rules") + ":3)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("abs_to_relu (" + d.path("loop.rules") + ":7)"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(d.path("o.onnx")));
+}
+
+// Issue 18: the CLI prints a rule file's diagnostics once, inside the error (no "see above").
+TEST(OptimizeErrors, ARuleFileErrorShowsItsDiagnosticsInTheError) {
+  TempDir d;
+  write_file(d.path("bad.rules"), "fusor-rules 1\n\nrule broken\n  match { y = NoSuchOp(x) }\n  rewrite { y = x }\n");
+  RunResult r = run_fusor({"optimize", example_model(), "--rules", d.path("bad.rules"), "--no-cache"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: rules: 1 error(s) in rule files:\n" + d.path("bad.rules") + ":4:15: error: unknown op"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("see above"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("unknown op"), r.err.rfind("unknown op")) << "printed twice: " << r.err;
+}
+
 }  // namespace
 }  // namespace fusor::clitest

@@ -269,6 +269,25 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ort.InvalidArgument):
             ort.SessionOptions().intra_op_num_threads = -1
 
+    def test_a_rule_file_error_carries_its_diagnostics(self):
+        # Issue 18: a notebook shows no stderr, so the exception text holds FILE:LINE:COL and
+        # the caret line, not "see above".
+        with tempfile.NamedTemporaryFile("w", suffix=".rules") as f:
+            f.write("fusor-rules 1\n\nrule broken\n  match { y = NoSuchOp(x) }\n  rewrite { y = x }\n")
+            f.flush()
+            so = ort.SessionOptions()
+            so.add_session_config_entry("fusor.rule_files", f.name)
+            with self.assertRaises(ort.InvalidGraph) as c:
+                ort.InferenceSession(SQUEEZENET, so)
+            text = str(c.exception)
+            self.assertIn("%s:4:15: error: unknown op 'NoSuchOp'" % f.name, text)
+            self.assertIn("  match { y = NoSuchOp(x) }\n              ^", text)
+            self.assertNotIn("see above", text)
+        so = ort.SessionOptions()
+        so.add_session_config_entry("fusor.rule_files", "/no/such/file.rules")
+        with self.assertRaisesRegex(ort.InvalidGraph, "cannot open rules file '/no/such/file.rules'"):
+            ort.InferenceSession(SQUEEZENET, so)
+
     def test_exception_classes_are_ort_shaped(self):
         for cls in (ort.Fail, ort.InvalidArgument, ort.NoSuchFile, ort.InvalidGraph):
             self.assertTrue(issubclass(cls, ort.FusorError))

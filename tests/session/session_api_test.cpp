@@ -169,6 +169,30 @@ TEST(SessionApi, CreationErrorsHaveCodes) {
   EXPECT_EQ(parse_level("extended"), OptimizationLevel::Extended);
 }
 
+// Issue 18: the diagnostics of a bad rule file are in the exception's text (a host app or a
+// notebook sees no stderr), not "see above".
+TEST(SessionApi, ARuleFileErrorCarriesItsDiagnostics) {
+  TempDir d;
+  write_text(d.path("bad.rules"), "fusor-rules 1\n\nrule broken\n  match { y = NoSuchOp(x) }\n  rewrite { y = x }\n");
+  SessionOptions o;
+  o.rule_files = {d.path("bad.rules")};
+  try {
+    Session s(squeezenet(), o);
+    FAIL() << "a bad rule file was accepted";
+  } catch (const Exception& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidGraph);
+    std::string m = e.what();
+    EXPECT_NE(m.find("1 error(s) in rule files:\n" + d.path("bad.rules") + ":4:15: error: unknown op 'NoSuchOp'"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("  match { y = NoSuchOp(x) }\n              ^"), std::string::npos) << m;
+    EXPECT_EQ(m.find("see above"), std::string::npos) << m;
+  }
+  SessionOptions missing;
+  missing.rule_files = {d.path("nope.rules")};
+  expect_error(ErrorCode::InvalidGraph, "cannot open rules file '" + d.path("nope.rules") + "': No such file or directory",
+               [&] { Session s(squeezenet(), missing); });
+}
+
 TEST(SessionApi, ArenaAndTimingStatistics) {
   SessionOptions o;
   o.use_cache = false;
