@@ -205,50 +205,56 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
       const size_t pad_floats = static_cast<size_t>((ph * pw + 15) / 16 * 16);
       const size_t per_slot = pad_floats + static_cast<size_t>((s.out_h * pw + 15) / 16 * 16);
       float* pad_buf = static_cast<float*>(scratch.get(per_slot * slots * sizeof(float)));
+      // Planes are claimed in runs of contiguous planes (about four runs per slot): one plane at a
+      // time made the threads fight over the counter and over the cache lines where their
+      // neighbouring output planes meet, and 2 threads ran slower than 1 (mobilenet_v2).
+      const int64_t run_len = std::max<int64_t>(1, planes / (4 * slots));
       std::atomic<int64_t> next{0};
       auto body = [&](int64_t slot, int64_t) {
         float* xp = pad_buf + slot * per_slot;
         for (;;) {
-          const int64_t p = next.fetch_add(1);
-          if (p >= planes) break;
-          const int64_t c = p % C;
-          const float* xs = x + p * ihw;
-          for (int64_t py = 0; py < ph; ++py) {
-            float* d = xp + py * pw;
-            const int64_t iy = py - s.pad_t;
-            if (iy < 0 || iy >= s.in_h) {
-              std::fill(d, d + pw, 0.0f);
-              continue;
-            }
-            const int64_t lo = std::clamp<int64_t>(s.pad_l, 0, pw), hi = std::clamp<int64_t>(s.pad_l + s.in_w, lo, pw);
-            const float* src = xs + iy * s.in_w - s.pad_l;  // src[px] is padded column px
-            if (s.stride_w == 2 && s.k_w <= 16 && s.k_h <= 16) {  // deinterleaved: even columns, then odd (see depthwise_impl.h)
-              const int64_t n_even = (pw + 1) / 2, n_odd = pw / 2;
-              for (int par = 0; par < 2; ++par) {
-                float* dd = d + (par ? n_even : 0);
-                const int64_t cnt = par ? n_odd : n_even;
-                // column px = 2 i + par is in [lo, hi) for i in [i0, i1)
-                const int64_t i0 = std::min(cnt, std::max<int64_t>(0, (lo - par + 1) / 2));
-                const int64_t i1 = std::clamp<int64_t>((hi - par + 1) / 2, i0, cnt);
-                const float* sp = src + par;
-                std::fill(dd, dd + i0, 0.0f);
-                for (int64_t i = i0; i < i1; ++i) dd[i] = sp[2 * i];
-                std::fill(dd + i1, dd + cnt, 0.0f);
+          const int64_t p0 = next.fetch_add(run_len);
+          if (p0 >= planes) break;
+          for (int64_t p = p0; p < std::min(planes, p0 + run_len); ++p) {
+            const int64_t c = p % C;
+            const float* xs = x + p * ihw;
+            for (int64_t py = 0; py < ph; ++py) {
+              float* d = xp + py * pw;
+              const int64_t iy = py - s.pad_t;
+              if (iy < 0 || iy >= s.in_h) {
+                std::fill(d, d + pw, 0.0f);
+                continue;
               }
-              continue;
+              const int64_t lo = std::clamp<int64_t>(s.pad_l, 0, pw), hi = std::clamp<int64_t>(s.pad_l + s.in_w, lo, pw);
+              const float* src = xs + iy * s.in_w - s.pad_l;  // src[px] is padded column px
+              if (s.stride_w == 2 && s.k_w <= 16 && s.k_h <= 16) {  // deinterleaved: even columns, then odd (see depthwise_impl.h)
+                const int64_t n_even = (pw + 1) / 2, n_odd = pw / 2;
+                for (int par = 0; par < 2; ++par) {
+                  float* dd = d + (par ? n_even : 0);
+                  const int64_t cnt = par ? n_odd : n_even;
+                  // column px = 2 i + par is in [lo, hi) for i in [i0, i1)
+                  const int64_t i0 = std::min(cnt, std::max<int64_t>(0, (lo - par + 1) / 2));
+                  const int64_t i1 = std::clamp<int64_t>((hi - par + 1) / 2, i0, cnt);
+                  const float* sp = src + par;
+                  std::fill(dd, dd + i0, 0.0f);
+                  for (int64_t i = i0; i < i1; ++i) dd[i] = sp[2 * i];
+                  std::fill(dd + i1, dd + cnt, 0.0f);
+                }
+                continue;
+              }
+              std::fill(d, d + lo, 0.0f);
+              std::memcpy(d + lo, src + lo, (hi - lo) * sizeof(float));
+              std::fill(d + hi, d + pw, 0.0f);
             }
-            std::fill(d, d + lo, 0.0f);
-            std::memcpy(d + lo, src + lo, (hi - lo) * sizeof(float));
-            std::fill(d + hi, d + pw, 0.0f);
+            float* yp = y + p * ohw;
+            dk.plane_nchw(xp, pw, w.depthwise_.data() + c * khw, yp, g, xp + pad_floats);
+            Epilogue e1 = ep;
+            e1.bias = has_bias ? ep.bias + c : nullptr;
+            e1.bias_axis = BiasAxis::PerRow;
+            e1.residual = ep.residual ? ep.residual + p * ohw : nullptr;
+            e1.residual_ld = ohw;
+            apply_epilogue(yp, ohw, 1, ohw, e1, isa);
           }
-          float* yp = y + p * ohw;
-          dk.plane_nchw(xp, pw, w.depthwise_.data() + c * khw, yp, g, xp + pad_floats);
-          Epilogue e1 = ep;
-          e1.bias = has_bias ? ep.bias + c : nullptr;
-          e1.bias_axis = BiasAxis::PerRow;
-          e1.residual = ep.residual ? ep.residual + p * ohw : nullptr;
-          e1.residual_ld = ohw;
-          apply_epilogue(yp, ohw, 1, ohw, e1, isa);
         }
       };
       if (slots > 1) run.pool->parallel_for(slots, body, 1);
