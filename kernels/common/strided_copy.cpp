@@ -1,6 +1,9 @@
 #include "kernels/common/strided_copy.h"
 
+#include <cstring>
+
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/thread_pool.h"
 
 namespace fusor {
 
@@ -23,20 +26,86 @@ void walk(const Shape& out, int64_t base, const std::vector<int64_t>& st, Move&&
     }
   }
 }
+
+// The copy as rows: dims[0..k) outer (sizes and source strides), then `len` elements a row with
+// source stride `step`. Size-1 dims dropped, dims that continue each other merged.
+struct Rows {
+  std::vector<int64_t> size, stride;  // outer dims, outermost first
+  int64_t len = 1, step = 0, count = 1;
+};
+
+Rows rows_of(const Shape& out, const std::vector<int64_t>& st) {
+  std::vector<int64_t> sz, sd;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    if (!sz.empty() && sd.back() == st[d] * out[d]) {  // the previous dim steps over this one whole
+      sz.back() *= out[d];
+      sd.back() = st[d];
+      continue;
+    }
+    sz.push_back(out[d]);
+    sd.push_back(st[d]);
+  }
+  Rows r;
+  if (sz.empty()) return r;
+  r.len = sz.back();
+  r.step = sd.back();
+  sz.pop_back();
+  sd.pop_back();
+  for (int64_t s : sz) r.count *= s;
+  r.size = std::move(sz);
+  r.stride = std::move(sd);
+  return r;
+}
+
+template <class T>
+void copy_rows(const Rows& r, const T* src, int64_t base, T* dst, int64_t row0, int64_t row1) {
+  const int k = static_cast<int>(r.size.size());
+  // Source offset of row0, then an odometer over the outer dims.
+  std::vector<int64_t> idx(static_cast<size_t>(k), 0);
+  int64_t off = base, rem = row0;
+  for (int d = k - 1; d >= 0; --d) {
+    idx[d] = rem % r.size[d];
+    rem /= r.size[d];
+    off += idx[d] * r.stride[d];
+  }
+  for (int64_t row = row0; row < row1; ++row) {
+    T* out = dst + row * r.len;
+    const T* in = src + off;
+    if (r.step == 1) std::memcpy(out, in, static_cast<size_t>(r.len) * sizeof(T));
+    else
+      for (int64_t i = 0; i < r.len; ++i) out[i] = in[i * r.step];
+    for (int d = k - 1; d >= 0; --d) {
+      if (++idx[d] < r.size[d]) {
+        off += r.stride[d];
+        break;
+      }
+      off -= r.stride[d] * (r.size[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
 }  // namespace
 
-void strided_copy(const Tensor& src, int64_t base, const std::vector<int64_t>& src_strides, Tensor& dst) {
+void strided_copy(const Tensor& src, int64_t base, const std::vector<int64_t>& src_strides, Tensor& dst,
+                  ThreadPool* pool) {
+  if (dst.numel() == 0) return;
   if (src.dtype() == DataType::String) {
     const auto& s = src.string_data();
     auto& d = dst.string_data();
     walk(dst.shape(), base, src_strides, [&](int64_t i, int64_t off) { d[i] = s[off]; });
     return;
   }
+  const Rows r = rows_of(dst.shape(), src_strides);
   dispatch_by_size(src.dtype(), "strided_copy", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* ps = src.data<T>();
     T* pd = dst.data<T>();
-    walk(dst.shape(), base, src_strides, [&](int64_t i, int64_t off) { pd[i] = ps[off]; });
+    auto some = [&](int64_t r0, int64_t r1) { copy_rows(r, ps, base, pd, r0, r1); };
+    // ~1 ns per 4 floats streamed by memcpy, ~1 ns per element gathered; 20 ns a row.
+    const double row_ns = 20.0 + static_cast<double>(r.len * static_cast<int64_t>(sizeof(T))) / (r.step == 1 ? 16.0 : 4.0);
+    if (pool && r.count > 1) pool->parallel_for_cost(r.count, row_ns, some);
+    else some(0, r.count);
   });
 }
 

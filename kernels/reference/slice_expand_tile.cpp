@@ -76,7 +76,7 @@ class SliceKernel : public Kernel {
       base += first[d] * in_strides[d];
       st[d] = step[d] * in_strides[d];
     }
-    strided_copy(x, base, st, y);
+    strided_copy(x, base, st, y, &ctx.threads());
   }
 
  private:
@@ -97,7 +97,7 @@ class ExpandKernel : public Kernel {
     std::vector<int64_t> in_strides = row_major_strides(x.shape()), st(out.size(), 0);
     const size_t off = out.size() - x.shape().size();
     for (size_t d = 0; d < x.shape().size(); ++d) st[off + d] = x.shape()[d] == 1 ? 0 : in_strides[d];
-    strided_copy(x, 0, st, y);
+    strided_copy(x, 0, st, y, &ctx.threads());
   }
 };
 

@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "kernels/common/axes.h"
-#include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/strided_copy.h"
 #include "kernels/reference/families.h"
 
 namespace fusor {
@@ -47,29 +47,7 @@ class TransposeKernel : public Kernel {
       st[d] = in_strides[p];
     }
     Tensor& y = ctx.output(0, out, x.dtype());
-    const int64_t n = y.numel();
-    std::vector<int64_t> counter(rank, 0);
-    auto walk = [&](auto&& move) {
-      int64_t off = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        move(i, off);
-        for (int d = rank - 1; d >= 0; --d) {
-          if (++counter[d] < out[d]) { off += st[d]; break; }
-          off -= st[d] * (out[d] - 1);
-          counter[d] = 0;
-        }
-      }
-    };
-    if (x.dtype() == DataType::String) {
-      walk([&](int64_t i, int64_t off) { y.string_data()[i] = x.string_data()[off]; });
-      return;
-    }
-    dispatch_by_size(x.dtype(), w, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      walk([&](int64_t i, int64_t off) { py[i] = px[off]; });
-    });
+    strided_copy(x, 0, st, y, &ctx.threads());
   }
 
  private:

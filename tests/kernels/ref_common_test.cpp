@@ -4,12 +4,15 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
 
 #include "kernels/common/axes.h"
 #include "kernels/common/broadcast.h"
 #include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/half.h"
 #include "kernels/common/strided_copy.h"
+#include "kernels/thread_pool.h"
 
 namespace fusor {
 namespace {
@@ -103,6 +106,76 @@ TEST(RefCommon, StridedCopyReversesAndBroadcasts) {
   Tensor z(DataType::Int32, {2, 3});
   strided_copy(x, 0, {0, 1}, z);  // row 0 repeated
   EXPECT_EQ(z.to_int64_vector(), (std::vector<int64_t>{1, 2, 3, 1, 2, 3}));
+}
+
+// The row form of strided_copy (merged dims, memcpy or gather rows, rows split over a pool)
+// against the element-by-element definition, on transposes, slices with steps and reversals,
+// broadcasts and size-1 dims, small and large enough to be split over two threads.
+TEST(RefCommon, StridedCopyMatchesTheDefinition) {
+  ThreadPool two(2);
+  std::mt19937 rng(7);
+  auto check = [&](const Shape& in_shape, const Shape& out_shape, int64_t base, const std::vector<int64_t>& st,
+                   const char* what) {
+    Tensor x(DataType::Int32, in_shape);
+    std::iota(x.data<int32_t>(), x.data<int32_t>() + x.numel(), 0);
+    std::vector<int32_t> want(static_cast<size_t>(shape_numel(out_shape)));
+    std::vector<int64_t> idx(out_shape.size(), 0);
+    for (size_t i = 0; i < want.size(); ++i) {
+      int64_t off = base, rem = static_cast<int64_t>(i);
+      for (int d = static_cast<int>(out_shape.size()) - 1; d >= 0; --d) {
+        off += (rem % out_shape[d]) * st[d];
+        rem /= out_shape[d];
+      }
+      want[i] = x.data<int32_t>()[off];
+    }
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &two}) {
+      Tensor y(DataType::Int32, out_shape);
+      strided_copy(x, base, st, y, pool);
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), y.data<int32_t>())) << what << (pool ? " (2 threads)" : "");
+    }
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    const bool big = trial % 6 == 0;
+    const int rank = 1 + static_cast<int>(rng() % 4);
+    Shape in(rank);
+    for (auto& d : in) d = big ? 8 + static_cast<int64_t>(rng() % 40) : 1 + static_cast<int64_t>(rng() % 5);
+    const std::vector<int64_t> strides = row_major_strides(in);
+    // A transpose: a random permutation.
+    std::vector<int64_t> perm(rank);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    Shape out(rank);
+    std::vector<int64_t> st(rank);
+    for (int d = 0; d < rank; ++d) {
+      out[d] = in[perm[d]];
+      st[d] = strides[perm[d]];
+    }
+    check(in, out, 0, st, "transpose");
+    // A slice: a random window per dim, step 1, 2 or -1.
+    int64_t base = 0;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t lo = static_cast<int64_t>(rng() % static_cast<uint32_t>(in[d]));
+      const int kind = static_cast<int>(rng() % 3);
+      if (kind == 2) {  // reversed from lo down to 0
+        out[d] = lo + 1;
+        st[d] = -strides[d];
+      } else {
+        const int64_t step = kind + 1;
+        out[d] = (in[d] - lo + step - 1) / step;
+        st[d] = step * strides[d];
+      }
+      base += lo * strides[d];
+    }
+    check(in, out, base, st, "slice");
+    // A broadcast: an extra leading dim and size-1 dims repeated.
+    Shape bout{3};
+    std::vector<int64_t> bst{0};
+    for (int d = 0; d < rank; ++d) {
+      bout.push_back(in[d] == 1 ? 4 : in[d]);
+      bst.push_back(in[d] == 1 ? 0 : strides[d]);
+    }
+    check(in, bout, 0, bst, "broadcast");
+  }
 }
 
 TEST(RefCommon, DispatchRejectsOutsideFamily) {
