@@ -50,6 +50,7 @@ SET = {
     "lstm_voice": ["--dim", "N=1", "--dim", "T=32"],
     "gru_voice": ["--dim", "N=1", "--dim", "T=32"],
     "if_lstm": ["--dim", "N=1", "--dim", "T=16"],
+    "vad_if": ["--dim", "N=1"],
     "paddleocr_det": ["--shape", "x=1x3x640x640"],
     "paddleocr_rec": ["--shape", "x=1x3x48x320"],
     "paddleocr_cls": ["--shape", "x=1x3x48x192"],

@@ -20,7 +20,9 @@ The broad benchmark set (bench/broad.py), BatchNormalization folded as a normal 
   Reshape+Transpose, additive padding mask, erf GELU, post-LayerNorm; dims N, S), gpt_like (a
   GPT-2-style decoder: one QKV projection split three ways, causal mask by Where, tanh GELU,
   pre-LayerNorm; dims N, S), lstm_voice (2-layer LSTM over 40 features, sigmoid head; dims N, T),
-  gru_voice (GRU, same shape)
+  gru_voice (GRU, same shape), vad_if (a Silero-VAD-like model: an If on the sample rate picks one of
+  two encoders, Conv1d + 2-layer LSTM + head, whose LSTM weights the exporter slices and concatenates
+  inside the branch from outer-scope constants; inputs x[N,512], sr, h/c[2,N,64])
 """
 import os
 import sys
@@ -203,6 +205,39 @@ def voice(cell):
     return make
 
 
+class VadEncoder(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(1, 32, k, stride=k // 2)
+        self.lstm = torch.nn.LSTM(32, 64, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(64, 1)
+
+    def forward(self, x, h, c):
+        y = torch.relu(self.conv(x.unsqueeze(1))).transpose(1, 2)
+        y, (h2, c2) = self.lstm(y, (h, c))
+        return torch.sigmoid(self.head(y[:, -1])), h2, c2
+
+
+class VadIf(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e16 = VadEncoder(16)
+        self.e8 = VadEncoder(8)
+
+    def forward(self, x, sr, h, c):
+        if bool(sr == 16000):
+            return self.e16(x, h, c)
+        return self.e8(x, h, c)
+
+
+def vad_if(path):
+    torch.manual_seed(0)
+    m = torch.jit.script(VadIf().eval())
+    args = (torch.randn(1, 512), torch.tensor(16000), torch.zeros(2, 1, 64), torch.zeros(2, 1, 64))
+    export(m, args, path, ["x", "sr", "h", "c"], ["prob", "hn", "cn"],
+           {"x": {0: "N"}, "h": {1: "N"}, "c": {1: "N"}, "prob": {0: "N"}, "hn": {1: "N"}, "cn": {1: "N"}})
+
+
 def squeezenet1_1(path):
     import shutil
     shutil.copyfile(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -227,6 +262,7 @@ MODELS = {
     "gpt_like": gpt_like,
     "lstm_voice": voice(torch.nn.LSTM),
     "gru_voice": voice(torch.nn.GRU),
+    "vad_if": vad_if,
 }
 
 
