@@ -15,6 +15,7 @@ TensorPtr constant_of(const Graph& g, ValueId v) {
   if (v == kNoValue) return nullptr;
   const Value& val = g.value(v);
   if (val.is_constant_initializer()) return val.constant;
+  if (val.captured_from != kNoValue) return g.parent() ? constant_of(*g.parent(), val.captured_from) : nullptr;
   if (val.producer == kNoNode) return nullptr;
   const Node& n = g.node(val.producer);
   static const OpType kConstant = OpType::onnx("Constant");
@@ -29,6 +30,23 @@ TensorPtr constant_of(const Graph& g, ValueId v) {
       return std::make_shared<const Tensor>(Tensor::from_vector<int64_t>({static_cast<int64_t>(a.ints.size())}, a.ints));
   }
   return nullptr;
+}
+
+bool prune_unused_captures(Graph& parent, NodeId holder, Graph& g) {
+  std::vector<ValueId> outer;
+  for (ValueId c : g.captures()) {
+    const Value& v = g.value(c);
+    if (!v.uses.empty() || v.is_graph_output) continue;
+    outer.push_back(v.captured_from);
+    g.remove_value(c);
+  }
+  if (outer.empty()) return false;
+  parent.refresh_implicit_inputs(holder);
+  for (ValueId pv : outer) {
+    const Value& v = parent.value(pv);
+    if (v.alive && v.is_constant_initializer() && v.uses.empty() && !v.is_graph_output) parent.remove_value(pv);
+  }
+  return true;
 }
 
 static std::optional<Attribute> from_proto(const onnx::AttributeProto& p, const std::string& name) {

@@ -10,8 +10,15 @@ namespace fusor {
 
 // The constant tensor of a value in the rule language's sense: an initializer that is not a graph
 // input, or the output of a Constant node (value / value_float / value_int / value_floats /
-// value_ints). Null otherwise.
+// value_ints), or, in a subgraph, a capture whose outer value is one of those (so rules and
+// constant folding inside an If/Loop/Scan body see outer-scope weights as the constants they are).
+// Null otherwise.
 TensorPtr constant_of(const Graph& g, ValueId v);
+
+// Removes g's captures that nothing in g uses any more (a fold inside the subgraph replaced the
+// last reader) and refreshes the implicit inputs of `holder`, the parent's node owning g; a parent
+// initializer left without uses goes too. Returns whether anything was removed.
+bool prune_unused_captures(Graph& parent, NodeId holder, Graph& g);
 
 // ONNX's default for an attribute of `op` at `opset` (0: newest), from libonnx's schemas.
 std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, int64_t opset = 0);

@@ -10,6 +10,7 @@
 #include "engine/rewrite/type_refine.h"
 #include "core/onnx/onnx_io.h"
 #include "engine/rewrite/apply.h"
+#include "engine/rewrite/graph_util.h"
 #include "engine/rewrite/passes.h"
 
 namespace fusor {
@@ -96,7 +97,10 @@ class Runner {
       max_rewrites_ = opts_.max_rewrites ? opts_.max_rewrites : std::max<size_t>(10000, 20 * total_nodes);
     // Subgraphs first.
     for (NodeId n : g.order())
-      for (Graph* sg : g.subgraphs(n)) run_graph(*sg, total_nodes);
+      for (Graph* sg : g.subgraphs(n)) {
+        run_graph(*sg, total_nodes);
+        prune_unused_captures(g, n, *sg);
+      }
 
     NormCache norm(g);
     MatchEnv env{g, norm, opset_};

@@ -215,6 +215,18 @@ TEST(Runner, DisabledRulesDoNotRun) {
   EXPECT_TRUE(rep.rules_fired.empty());
 }
 
+// An If node on `cond` with the two branches, whose float[2] output "out" is the graph's output.
+static ValueId add_if(GB& b, ValueId cond, std::shared_ptr<Graph> then_g, std::shared_ptr<Graph> else_g) {
+  Attribute tb;
+  tb.name = "then_branch"; tb.kind = AttrKind::Graph; tb.g = std::move(then_g);
+  Attribute eb;
+  eb.name = "else_branch"; eb.kind = AttrKind::Graph; eb.g = std::move(else_g);
+  ValueId out = b.g.add_value("out", ValueType::tensor(DataType::Float, {2}));
+  b.g.add_node(op("If"), {cond}, std::vector<ValueId>{out}, {tb, eb}, "if");
+  b.output(out);
+  return out;
+}
+
 TEST(Runner, RewritingReachesIntoSubgraphs) {
   GB b;
   ValueId cond = b.input("cond", {}, DataType::Bool);
@@ -233,16 +245,48 @@ TEST(Runner, RewritingReachesIntoSubgraphs) {
   ValueId e1 = els->add_value("e1", ValueType::tensor(DataType::Float, {2}));
   els->add_node(op("Identity"), {ex}, std::vector<ValueId>{e1}, {}, "id");
   els->add_output(e1);
-  Attribute tb;
-  tb.name = "then_branch"; tb.kind = AttrKind::Graph; tb.g = body;
-  Attribute eb;
-  eb.name = "else_branch"; eb.kind = AttrKind::Graph; eb.g = els;
-  ValueId out = b.g.add_value("out", ValueType::tensor(DataType::Float, {2}));
-  b.g.add_node(op("If"), {cond}, std::vector<ValueId>{out}, {tb, eb}, "if");
-  b.output(out);
+  add_if(b, cond, body, els);
   RewriteReport rep = run_rewrites(b.g, {swap_rule("neg_to_abs", "Neg", "Abs")}, {}, 17);
   b.g.verify();
   EXPECT_EQ(rep.rules_fired["neg_to_abs"], 1);
   EXPECT_EQ(body->node(body->value(body->find_value("n1")).producer).op, op("Abs"));
   EXPECT_EQ(b.count("If"), 1);
+}
+
+// Outer-scope weights arrive in an If branch as captures: a Slice of a captured initializer is
+// folded inside the branch (the result lives in the branch), the capture that no longer has a
+// reader goes, and so does the outer initializer nothing else reads.
+TEST(Runner, FoldsThroughCapturesOfOuterConstants) {
+  GB b;
+  ValueId cond = b.input("cond", {}, DataType::Bool);
+  ValueId x = b.input("x", {2});
+  ValueId w = b.init("w", Tensor::from_vector<float>({4}, {1.f, 2.f, 3.f, 4.f}));
+  auto make_branch = [&](const char* name, int64_t start) {
+    auto br = std::make_shared<Graph>(&b.g);
+    br->name = name;
+    ValueId cw = br->add_capture("w", w);
+    ValueId cx = br->add_capture("x", x);
+    ValueId st = br->add_initializer("st", Tensor::from_vector<int64_t>({1}, {start}));
+    ValueId en = br->add_initializer("en", Tensor::from_vector<int64_t>({1}, {start + 2}));
+    ValueId s = br->add_value("s", ValueType::tensor(DataType::Float, {2}));
+    ValueId y = br->add_value("y", ValueType::tensor(DataType::Float, {2}));
+    br->add_node(op("Slice"), {cw, st, en}, std::vector<ValueId>{s}, {}, "slice");
+    br->add_node(op("Add"), {s, cx}, std::vector<ValueId>{y}, {}, "add");
+    br->add_output(y);
+    return br;
+  };
+  auto then_g = make_branch("then", 0), else_g = make_branch("else", 2);
+  ValueId out = add_if(b, cond, then_g, else_g);
+  run_rewrites(b.g, {}, {}, 17);
+  b.g.verify();
+  for (const auto& [br, first] : {std::pair{then_g, 1.f}, std::pair{else_g, 3.f}}) {
+    EXPECT_EQ(br->num_nodes(), 1u) << br->name;  // the Add; the Slice was folded
+    ValueId add_in = br->node(br->first()).inputs[0];
+    ASSERT_NE(br->value(add_in).constant, nullptr) << br->name;
+    EXPECT_EQ(br->value(add_in).constant->data<float>()[0], first) << br->name;
+    EXPECT_EQ(br->captures().size(), 1u) << br->name;  // only x is still captured
+  }
+  EXPECT_EQ(b.g.find_value("w"), kNoValue);  // the outer initializer nobody reads went
+  const Node& ifn = b.g.node(b.g.value(out).producer);
+  EXPECT_EQ(ifn.implicit_inputs, std::vector<ValueId>{x});
 }
