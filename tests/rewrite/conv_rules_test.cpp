@@ -1,5 +1,5 @@
 // The shipped Conv and matrix-product rules (rules/basic/conv_folds.rules,
-// rules/extended/conv_fusions.rules, rules/extended/matmul_fusions.rules) on small graphs: what
+// rules/basic/gemm_folds.rules, rules/extended/conv_fusions.rules, rules/extended/matmul_fusions.rules) on small graphs: what
 // they turn the graph into, and that the rewritten graph computes what the original computed
 // (both run by the executor on the same random inputs; the original only through plain ONNX
 // kernels). Also the engine additions these rules need: explicit zero pads in the normal form,
@@ -21,12 +21,13 @@ using namespace fusor::test;
 
 namespace {
 
-// The three rule files at `level` (basic: the folds only).
+// The four rule files at `level` (basic: the folds only).
 std::vector<Rule> conv_matmul_rules(dsl::Level level) {
   const std::string root = std::string(FUSOR_SOURCE_DIR) + "/rules/";
   dsl::Diagnostics diags;
   dsl::RuleSet set = dsl::load_rules(
-      {root + "basic/conv_folds.rules", root + "extended/conv_fusions.rules", root + "extended/matmul_fusions.rules"},
+      {root + "basic/conv_folds.rules", root + "basic/gemm_folds.rules", root + "extended/conv_fusions.rules",
+       root + "extended/matmul_fusions.rules"},
       {}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
   std::vector<Rule> rules = lower_rules(set.select(level, "cpu"), diags);
@@ -265,6 +266,20 @@ TEST(MatMulFusions, Rank2MatMulAddBecomesGemmThenFusedGemm) {
   }, dsl::Level::Extended, {{"a", {4, 8}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->graph.producer_of("sig").op, OpType(kFusorDomain, "FusedGemm"));
+  EXPECT_EQ(r->report.rules_fired["matmul_add_gemm"], 1);
+  EXPECT_LT(r->max_diff, 1e-5);
+}
+
+// At basic the same pair becomes ONNX's Gemm (as ORT's basic level does) and the activation stays.
+TEST(MatMulFusions, Rank2MatMulAddIsGemmAtBasic) {
+  auto r = rewrite_and_compare([](GB& b) {
+    ValueId a = b.input("a", {4, 8});
+    ValueId m = b.node("MatMul", {a, b.init("w", filled({8, 6}, -0.4f, 0.05f))}, "mm");
+    ValueId y = b.node("Add", {m, b.init("bias", filled({6}, -0.3f, 0.1f))}, "add");
+    b.output(b.node("Sigmoid", {y}, "sig"));
+  }, dsl::Level::Basic, {{"a", {4, 8}}});
+  ASSERT_EQ(r->graph.g.num_nodes(), 2u) << r->graph.dump();
+  EXPECT_EQ(r->graph.producer_of("add").op, OpType::onnx("Gemm"));
   EXPECT_EQ(r->report.rules_fired["matmul_add_gemm"], 1);
   EXPECT_LT(r->max_diff, 1e-5);
 }
