@@ -8,6 +8,7 @@ void register_misc_kernels(KernelRegistry& r) {
   register_misc_integer_kernels(r);
   register_misc_einsum_kernels(r);
   register_misc_det_kernels(r);
+  register_misc_random_kernels(r);
 }
 
 }  // namespace fusor

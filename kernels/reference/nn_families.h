@@ -14,4 +14,5 @@ void register_misc_quant_kernels(KernelRegistry& r);    // QuantizeLinear, Dequa
 void register_misc_integer_kernels(KernelRegistry& r);  // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 void register_misc_einsum_kernels(KernelRegistry& r);   // Einsum
 void register_misc_det_kernels(KernelRegistry& r);      // Det
+void register_misc_random_kernels(KernelRegistry& r);   // RandomUniform(Like), RandomNormal(Like), Bernoulli
 }  // namespace fusor

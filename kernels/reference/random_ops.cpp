@@ -1,0 +1,126 @@
+// Reference random generators: RandomUniform, RandomUniformLike, RandomNormal, RandomNormalLike,
+// Bernoulli.
+//
+// Seeding (documented for users in docs/cli.md, `fusor run`): each node owns one 64-bit Mersenne Twister
+// (std::mt19937_64, whose output sequence the C++ standard fixes). With a `seed` attribute it is
+// seeded with that value rounded to an integer, so the k-th run of the node yields the same values
+// in every session, on every machine; without one it is seeded from std::random_device. Uniform
+// doubles are (x >> 11) * 2^-53 from one draw; normal ones come from two uniforms by Box-Muller
+// (the standard library's distributions are not specified bit for bit, so they are not used).
+// Bernoulli(p) is 1 where a uniform draw is below p. Runs of one node are serialized (a mutex), so
+// concurrent runs of a session each get their own stretch of the stream.
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <random>
+
+#include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/reference/nn_families.h"
+
+namespace fusor {
+namespace {
+
+class Generator {
+ public:
+  explicit Generator(const Node& n) {
+    const Attribute* s = n.attr("seed");
+    gen_.seed(s ? static_cast<uint64_t>(std::llround(static_cast<double>(s->f))) : std::random_device{}());
+  }
+  double uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
+  double normal() {
+    // Box-Muller on (0, 1] x [0, 1): the first factor never takes log(0).
+    const double u1 = 1.0 - uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  std::mutex& mutex() { return mu_; }
+
+ private:
+  std::mt19937_64 gen_;
+  std::mutex mu_;
+};
+
+// The element type a generator writes: the `dtype` attribute, else `fallback`.
+DataType dtype_attr(const Node& n, DataType fallback) {
+  const Attribute* a = n.attr("dtype");
+  return a ? static_cast<DataType>(a->i) : fallback;
+}
+
+// RandomUniform / RandomNormal (shape from the attribute) and their *Like forms (shape, and the
+// element type unless `dtype` says otherwise, from the input).
+class RandomKernel : public Kernel {
+ public:
+  RandomKernel(const KernelInfo& info, bool normal, bool like)
+      : gen_(info.n()), normal_(normal), like_(like), shape_(info.n().attr_ints("shape")),
+        dtype_(dtype_attr(info.n(), like ? DataType::Undefined : DataType::Float)),
+        a_(info.n().attr_float(normal ? "mean" : "low", 0.f)),
+        b_(info.n().attr_float(normal ? "scale" : "high", 1.f)) {}
+
+  void compute(KernelContext& ctx) override {
+    Shape shape = shape_;
+    DataType dt = dtype_;
+    if (like_) {
+      const Tensor& x = required_input(ctx, 0);
+      shape = x.shape();
+      if (dt == DataType::Undefined) dt = x.dtype();
+    }
+    Tensor& y = ctx.output(0, shape, dt);
+    std::lock_guard<std::mutex> lock(gen_.mutex());
+    dispatch_float(dt, ctx.where(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* py = y.data<T>();
+      for (int64_t i = 0, n = y.numel(); i < n; ++i)
+        py[i] = static_cast<T>(normal_ ? a_ + b_ * gen_.normal() : a_ + (b_ - a_) * gen_.uniform());
+    });
+  }
+
+ private:
+  Generator gen_;
+  bool normal_, like_;
+  Shape shape_;
+  DataType dtype_;
+  double a_, b_;
+};
+
+class BernoulliKernel : public Kernel {
+ public:
+  explicit BernoulliKernel(const KernelInfo& info) : gen_(info.n()), dtype_(dtype_attr(info.n(), DataType::Undefined)) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& p = required_input(ctx, 0);
+    Tensor& y = ctx.output(0, p.shape(), dtype_ == DataType::Undefined ? p.dtype() : dtype_);
+    std::lock_guard<std::mutex> lock(gen_.mutex());
+    dispatch_float(p.dtype(), ctx.where(), [&](auto ptag) {
+      using P = typename decltype(ptag)::type;
+      const P* pp = p.data<P>();
+      dispatch_numeric_bool(y.dtype(), ctx.where(), [&](auto ytag) {
+        using Y = typename decltype(ytag)::type;
+        Y* py = y.data<Y>();
+        for (int64_t i = 0, n = y.numel(); i < n; ++i)
+          py[i] = static_cast<Y>(gen_.uniform() < static_cast<double>(pp[i]) ? 1 : 0);
+      });
+    });
+  }
+
+ private:
+  Generator gen_;
+  DataType dtype_;
+};
+
+template <bool Normal, bool Like>
+class RandomOp : public RandomKernel {
+ public:
+  explicit RandomOp(const KernelInfo& info) : RandomKernel(info, Normal, Like) {}
+};
+
+}  // namespace
+
+void register_misc_random_kernels(KernelRegistry& r) {
+  add_reference_kernel<RandomOp<false, false>>(r, "RandomUniform");
+  add_reference_kernel<RandomOp<false, true>>(r, "RandomUniformLike");
+  add_reference_kernel<RandomOp<true, false>>(r, "RandomNormal");
+  add_reference_kernel<RandomOp<true, true>>(r, "RandomNormalLike");
+  add_reference_kernel<BernoulliKernel>(r, "Bernoulli", 15);
+}
+
+}  // namespace fusor
