@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -108,6 +109,12 @@ TEST(NnNodeTests, FamiliesMatchOnnxBackendData) {
     if (g.num_nodes() != 1) continue;
     const Node& node = g.node(g.first());
     if (!family_registry().has(node.op)) continue;
+    // Random generators' values are not comparable between runtimes (ONNX's own tests say so);
+    // tests/kernels/random_ops_test.cpp checks their seeding and distributions, the conformance
+    // runner their type, shape and range.
+    static const std::set<std::string> kRandom = {"Bernoulli", "RandomUniform", "RandomUniformLike", "RandomNormal",
+                                                  "RandomNormalLike", "Multinomial"};
+    if (node.op.domain().empty() && kRandom.count(std::string(node.op.name()))) continue;
     ++covered;
     std::string why;
     try {
