@@ -11,12 +11,11 @@
 // FUSOR_ISA, FUSOR_GEMM_TILE and FUSOR_GEMM_BLOCK=mc,nc,kc select paths for tuning.
 #include <benchmark/benchmark.h>
 
-#include <time.h>
 #include <cstdlib>
-#include <immintrin.h>
 #include <random>
 #include <vector>
 
+#include "bench/fma_peak.h"
 #include "kernels/cpu_features.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/thread_pool.h"
@@ -37,31 +36,7 @@ std::vector<float> rnd(size_t n) {
   return v;
 }
 
-// Measured single-core fp32 peak, GFLOP/s: 24 independent accumulator chains of FMAs.
-__attribute__((target("avx512f,fma"))) double measure_peak_avx512() {
-  __m512 acc[24];
-  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  const int64_t iters = 20'000'000;
-  // Thread CPU time, not wall time: the machine is shared.
-  timespec t0, t1;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-  }
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-  const double s = double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec);
-  float sink = 0;
-  for (int i = 0; i < 24; ++i) sink += _mm512_reduce_add_ps(acc[i]);
-  benchmark::DoNotOptimize(sink);
-  return 2.0 * 16 * 24 * iters / s * 1e-9;
-}
-
-double peak_gflops() {
-  static double peak = detect_isa() == Isa::Avx512 ? measure_peak_avx512() : 0.0;
-  return peak;
-}
+double peak_gflops() { return fusor::bench::fma_peak_gflops(); }
 
 void BM_Peak(benchmark::State& st) {
   for (auto _ : st) st.counters["GFLOPs"] = peak_gflops();
