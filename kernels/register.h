@@ -16,5 +16,6 @@ void register_fast_kernels(KernelRegistry& r);     // GEMM/conv fast paths (prio
 void register_fast_pool_kernels(KernelRegistry& r);  // 2-D MaxPool/AveragePool, NCHW and NHWC
 void register_fast_conv_transpose_kernels(KernelRegistry& r);  // 2-D ConvTranspose on the GEMM core
 void register_fast_rnn_kernels(KernelRegistry& r);  // LSTM/GRU/RNN: one input GEMM, prepacked Rᵀ per step (kernels/rnn)
+void register_nchwc_kernels(KernelRegistry& r);    // the blocked layout's ops (kernels/nchwc)
 void register_xnnpack_kernels(KernelRegistry& r);  // "xnnpack" impls (kernels/xnnpack), when built with XNNPACK
 }  // namespace fusor

@@ -112,6 +112,86 @@ void infer_nhwc(const char* op, InferenceContext& ctx) {
         permuted(y, to_channels_last(rank)).tensor_type().shape();
 }
 
+// The blocked layout (kernels/nchwc/nchwc_format.h): [N, C, H, W] <-> [N, ceil(C / B), H, W, B].
+// A dim is copied as is (value or symbol), a channel count only when known.
+TypeProto nchwc_blocked(const TypeProto& t, int64_t block) {
+  TypeProto out = t;
+  auto* shape = out.mutable_tensor_type()->mutable_shape();
+  const auto& c = t.tensor_type().shape().dim(1);
+  shape->mutable_dim(1)->Clear();
+  if (c.has_dim_value() && block > 0) shape->mutable_dim(1)->set_dim_value((c.dim_value() + block - 1) / block);
+  shape->add_dim()->set_dim_value(block);
+  return out;
+}
+
+// [N, CB, H, W, B] seen as [N, channels, H, W] (channels <= 0: CB * B when known).
+TypeProto nchwc_plain(const TypeProto& t, int64_t channels) {
+  TypeProto out = t;
+  auto* shape = out.mutable_tensor_type()->mutable_shape();
+  const auto cb = t.tensor_type().shape().dim(1), b = t.tensor_type().shape().dim(4);
+  shape->mutable_dim()->RemoveLast();
+  shape->mutable_dim(1)->Clear();
+  if (channels > 0) shape->mutable_dim(1)->set_dim_value(channels);
+  else if (cb.has_dim_value() && b.has_dim_value()) shape->mutable_dim(1)->set_dim_value(cb.dim_value() * b.dim_value());
+  return out;
+}
+
+int64_t nchwc_block_of(const TypeProto& t) {
+  const auto& d = t.tensor_type().shape().dim(4);
+  return d.has_dim_value() ? d.dim_value() : 0;
+}
+
+void set_output_shape(InferenceContext& ctx, const TypeProto& t) {
+  *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape() = t.tensor_type().shape();
+}
+
+void infer_reorder_to_nchwc(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const int64_t block = onnx::getAttribute(ctx, "block", 16);
+  if (block != 8 && block != 16) fail_shape_inference("ReorderToNchwc: block must be 8 or 16, got ", block);
+  const int rank = input_rank(ctx, 0);
+  if (rank < 0) return;
+  if (rank != 4) fail_shape_inference("ReorderToNchwc: X must have rank 4 (N, C, H, W), got ", rank);
+  set_output_shape(ctx, nchwc_blocked(*ctx.getInputType(0), block));
+}
+
+void infer_reorder_from_nchwc(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const int64_t channels = onnx::getAttribute(ctx, "channels", 0);
+  if (channels <= 0) fail_shape_inference("ReorderFromNchwc: channels must be positive, got ", channels);
+  const int rank = input_rank(ctx, 0);
+  if (rank < 0) return;
+  if (rank != 5) fail_shape_inference("ReorderFromNchwc: X must have rank 5 (N, CB, H, W, B), got ", rank);
+  set_output_shape(ctx, nchwc_plain(*ctx.getInputType(0), channels));
+}
+
+// ONNX's inference of `op` on the NCHW picture of input 0 (blocked, or NCHW as it is for a
+// convolution with few input channels), output 0 blocked with the `block` attribute (conv) or X's
+// block. Convolutions take their input channels from W.
+void infer_nchwc(const char* op, InferenceContext& ctx, bool conv) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const int rank = input_rank(ctx, 0);
+  if (rank < 0) return;
+  if (rank != 5 && !(conv && rank == 4))
+    fail_shape_inference(op, " (NCHWc): X must have rank 5 (N, CB, H, W, B)", conv ? " or 4" : "", ", got ", rank);
+  int64_t block = conv ? onnx::getAttribute(ctx, "block", 16) : nchwc_block_of(*ctx.getInputType(0));
+  if (rank == 5 && conv && nchwc_block_of(*ctx.getInputType(0)) != block)
+    fail_shape_inference(op, " (NCHWc): X's block ", nchwc_block_of(*ctx.getInputType(0)), " is not `block` ", block);
+  ViewContext view(ctx);
+  if (rank == 5) {
+    int64_t channels = 0;
+    if (conv && input_rank(ctx, 1) == 4) {
+      const auto& wd = ctx.getInputType(1)->tensor_type().shape().dim(1);
+      if (wd.has_dim_value()) channels = wd.dim_value() * onnx::getAttribute(ctx, "group", 1);
+    }
+    view.set_input(0, nchwc_plain(*ctx.getInputType(0), channels));
+  }
+  run_onnx_inference(op, view);
+  const TypeProto& y = view.output(0);
+  if (block > 0 && y.has_tensor_type() && y.tensor_type().has_shape() && y.tensor_type().shape().dim_size() == 4)
+    set_output_shape(ctx, nchwc_blocked(y, block));
+}
+
 // MatMul with transA/transB: ONNX's MatMul inference on the transposed views.
 void infer_fused_matmul(InferenceContext& ctx) {
   onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
@@ -179,6 +259,13 @@ std::function<void(InferenceContext&)> inference_for(const std::string& op) {
       {"NhwcAveragePool", [](InferenceContext& c) { infer_nhwc("AveragePool", c); }},
       {"NhwcGlobalAveragePool", [](InferenceContext& c) { infer_nhwc("GlobalAveragePool", c); }},
       {"NhwcGlobalMaxPool", [](InferenceContext& c) { infer_nhwc("GlobalMaxPool", c); }},
+      {"ReorderToNchwc", infer_reorder_to_nchwc},
+      {"ReorderFromNchwc", infer_reorder_from_nchwc},
+      {"NchwcConv", [](InferenceContext& c) { infer_nchwc("Conv", c, true); }},
+      {"NchwcMaxPool", [](InferenceContext& c) { infer_nchwc("MaxPool", c, false); }},
+      {"NchwcAveragePool", [](InferenceContext& c) { infer_nchwc("AveragePool", c, false); }},
+      {"NchwcGlobalAveragePool", [](InferenceContext& c) { infer_nchwc("GlobalAveragePool", c, false); }},
+      {"NchwcGlobalMaxPool", [](InferenceContext& c) { infer_nchwc("GlobalMaxPool", c, false); }},
   };
   auto it = table.find(op);
   // Elementwise ops and normalizations: outputs shaped like X.

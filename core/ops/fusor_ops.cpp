@@ -64,6 +64,23 @@ const std::vector<FusorOpSpec> kSpecs = {
      "AveragePool on NHWC input and output."},
     {"NhwcGlobalAveragePool", "X:T", "Y:T", FLOATS, "", "GlobalAveragePool on NHWC input and output."},
     {"NhwcGlobalMaxPool", "X:T", "Y:T", FLOATS, "", "GlobalMaxPool on NHWC input and output."},
+    // The blocked channel layout (NCHWc) of the cpu provider: [N, C, H, W] held as
+    // [N, ceil(C / B), H, W, B] (kernels/nchwc/nchwc_format.h has the contract).
+    {"ReorderToNchwc", "X:T", "Y:T", "T=float", "block:int=16",
+     "NCHW X [N, C, H, W] to its blocked form [N, ceil(C / block), H, W, block]; padding lanes 0."},
+    {"ReorderFromNchwc", "X:T", "Y:T", "T=float", "channels:int!",
+     "Blocked X [N, CB, H, W, B] back to NCHW [N, channels, H, W] (padding lanes dropped)."},
+    {"NchwcConv", "X:T W:T B?:T Z?:T", "Y:T", "T=float", CONV_ATTRS " " ACTIVATION " block:int=16",
+     "FusedConv on blocked data: X blocked [N, CB, H, W, block] (or plain NCHW [N, C, H, W], for "
+     "few input channels), Z and Y blocked; W stays OIHW."},
+    {"NchwcMaxPool", "X:T", "Y:T", "T=float", POOL_ATTRS " dilations:ints storage_order:int=0",
+     "MaxPool on blocked input and output."},
+    {"NchwcAveragePool", "X:T", "Y:T", "T=float", POOL_ATTRS " count_include_pad:int=0",
+     "AveragePool on blocked input and output."},
+    {"NchwcGlobalAveragePool", "X:T", "Y:T", "T=float", "",
+     "GlobalAveragePool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B]."},
+    {"NchwcGlobalMaxPool", "X:T", "Y:T", "T=float", "",
+     "GlobalMaxPool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B]."},
 };
 
 #undef ACTIVATION

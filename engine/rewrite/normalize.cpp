@@ -16,8 +16,17 @@ static bool is_windowed_op(OpType op) {
       OpType::onnx("Conv"),          OpType::onnx("ConvTranspose"),   OpType::onnx("AveragePool"),
       OpType::onnx("MaxPool"),       OpType::onnx("LpPool"),          OpType(kFusorDomain, "FusedConv"),
       OpType(kFusorDomain, "NhwcConv"), OpType(kFusorDomain, "NhwcConvTranspose"),
-      OpType(kFusorDomain, "NhwcMaxPool"), OpType(kFusorDomain, "NhwcAveragePool")};
+      OpType(kFusorDomain, "NhwcMaxPool"), OpType(kFusorDomain, "NhwcAveragePool"),
+      OpType(kFusorDomain, "NchwcConv"), OpType(kFusorDomain, "NchwcMaxPool"),
+      OpType(kFusorDomain, "NchwcAveragePool")};
   return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+// Spatial axes of a windowed op's input of rank `in_rank`: the blocked (NCHWc) ops are 2-D, their
+// input rank 5 (or 4 for NchwcConv's plain input); the others have N, C and the spatial axes.
+static int spatial_rank(OpType op, int in_rank) {
+  const bool nchwc = op.domain() == kFusorDomain && op.name().rfind("Nchwc", 0) == 0;
+  return nchwc ? 2 : in_rank - 2;
 }
 
 std::optional<std::string> lifted_input_attr(OpType op, size_t slot) {
@@ -88,7 +97,7 @@ NormalizedNode normalize_node(const Graph& g, NodeId id) {
   if (is_windowed_op(n.op) && in_rank >= 3 && !n.attr("pads")) {
     const Attribute* ap = n.attr("auto_pad");
     if (!ap || (ap->kind == AttrKind::String && ap->s == "NOTSET"))
-      out.attrs.push_back(Attribute::make_ints("pads", std::vector<int64_t>(2 * (in_rank - 2), 0)));
+      out.attrs.push_back(Attribute::make_ints("pads", std::vector<int64_t>(2 * spatial_rank(n.op, in_rank), 0)));
   }
   // Sorted by name, so `a.attrs`, <...c> and CSE see one order.
   std::stable_sort(out.attrs.begin(), out.attrs.end(), [](const Attribute& a, const Attribute& b) { return a.name < b.name; });

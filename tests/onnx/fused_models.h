@@ -97,6 +97,19 @@ inline std::vector<FusedCase> fused_cases() {
       {"NhwcAveragePool", {V{2, 7, 6, 5}}, {"X"}, 1, V{2, 6, 5, 5}, {attr_ints("kernel_shape", {2, 2})}},
       {"NhwcGlobalAveragePool", {V{1, 7, 7, 5}}, {"X"}, 1, V{1, 1, 1, 5}, {}},
       {"NhwcGlobalMaxPool", {V{3, 2, 9}}, {"X"}, 1, V{3, 1, 9}, {}},
+      // The blocked layout NCHWc: [N, C, H, W] as [N, ceil(C / B), H, W, B].
+      {"ReorderToNchwc", {V{1, 20, 3, 5}}, {"X"}, 1, V{1, 2, 3, 5, 16}, {attr_i("block", 16)}},
+      {"ReorderFromNchwc", {V{2, 3, 3, 5, 8}}, {"X"}, 1, V{2, 20, 3, 5}, {attr_i("channels", 20)}},
+      // 20 input channels (W), (8 + 2 - 3) / 2 + 1 = 4, 24 output channels in 2 blocks
+      {"NchwcConv", {V{1, 2, 8, 8, 16}, V{24, 20, 3, 3}, V{24}}, {"X", "W", "B"}, 1, V{1, 2, 4, 4, 16},
+       {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2}), attr_s("activation", "Relu")}},
+      // NCHW input (an RGB stem), blocked output
+      {"NchwcConv", {V{1, 3, 8, 8}, V{20, 3, 3, 3}}, {"X", "W"}, 1, V{1, 2, 8, 8, 16}, {attr_ints("pads", {1, 1, 1, 1})}},
+      {"NchwcMaxPool", {V{1, 2, 7, 7, 16}}, {"X"}, 1, V{1, 2, 3, 3, 16},
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2})}},
+      {"NchwcAveragePool", {V{2, 1, 7, 6, 16}}, {"X"}, 1, V{2, 1, 6, 5, 16}, {attr_ints("kernel_shape", {2, 2})}},
+      {"NchwcGlobalAveragePool", {V{1, 2, 7, 7, 16}}, {"X"}, 1, V{1, 2, 1, 1, 16}, {}},
+      {"NchwcGlobalMaxPool", {V{3, 1, 2, 9, 8}}, {"X"}, 1, V{3, 1, 1, 1, 8}, {}},
   };
 }
 

@@ -1,0 +1,366 @@
+#include "kernels/nchwc/conv.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "core/util/error.h"
+#include "kernels/nchwc/conv_kernels.h"
+#include "kernels/nchwc/nchwc_format.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor {
+
+using nchwc_detail::kMaxO;
+using nchwc_detail::kMaxR;
+using nchwc_detail::TileArgs;
+using nchwc_detail::TileFn;
+using nchwc_detail::TileKernels;
+
+namespace {
+
+// Floor and ceiling of a / b for b > 0 and any a.
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+const TileKernels* tiles_for(Isa isa, int64_t block) {
+  if (block != 16) return nullptr;
+  switch (clamp_isa(isa)) {
+    case Isa::Avx512: return nchwc_detail::tile_kernels_avx512();
+    case Isa::Avx2: return nchwc_detail::tile_kernels_avx2();
+    case Isa::Scalar: break;
+  }
+  return nullptr;
+}
+
+// Output blocks per pack group, the O of the tiles: 2 (28 accumulators of 14 pixels, the two
+// weight vectors and the broadcast fill the 32 AVX-512 registers; 4 x 7 needs embedded
+// broadcasts and loses 10-25%, bench/nchwc_conv_bench). FUSOR_NCHWC_PACK_O overrides it (tuning).
+int64_t pack_blocks() {
+  static const int64_t o = [] {
+    const char* e = std::getenv("FUSOR_NCHWC_PACK_O");
+    return e ? std::clamp<int64_t>(std::atoi(e), 1, kMaxO) : int64_t{2};
+  }();
+  return o;
+}
+
+// Weights per chunk of input blocks: kept in L2 while every tile of a work item reads them.
+constexpr int64_t kChunkBytes = 192 * 1024;
+static_assert(nchwc_detail::kMaxSegments == kNchwcMaxKernelW);
+
+}  // namespace
+
+NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_per_group, int64_t k_h, int64_t k_w,
+                                   int64_t group, bool plain_input, int64_t block, std::optional<Isa> isa)
+    : out_c_(out_c),
+      in_c_per_group_(in_c_per_group),
+      k_h_(k_h),
+      k_w_(k_w),
+      group_(group),
+      block_(block),
+      plain_(plain_input),
+      isa_(clamp_isa(isa ? *isa : active_isa())) {
+  if (group <= 0 || out_c <= 0 || in_c_per_group <= 0 || out_c % group != 0 || k_h <= 0 || k_w <= 0)
+    throw_internal("NchwcConvWeights: bad geometry");
+  if (block != 8 && block != 16) throw_internal("NchwcConvWeights: block must be 8 or 16");
+  if (plain_input && group != 1) throw_internal("NchwcConvWeights: NCHW input needs group 1");
+  const int64_t B = block, M = out_c, C = in_c_per_group * group, icg = in_c_per_group, ocg = out_c / group;
+  const int64_t CBo = nchwc_blocks(M, B), taps = k_h * k_w;
+  depthwise_ = !plain_input && group > 1 && icg == 1 && ocg == 1;
+  if (depthwise_) {
+    steps_ = taps;
+    data_.assign(CBo * taps * B, 0.0f);
+    for (int64_t c = 0; c < M; ++c)
+      for (int64_t kh = 0; kh < k_h; ++kh)
+        for (int64_t kw = 0; kw < k_w; ++kw)
+          data_[((c / B) * taps + kw * k_h + kh) * B + c % B] = w[(c * k_h + kh) * k_w + kw];
+    return;
+  }
+  const int64_t L = plain_input ? C : B;
+  steps_ = k_w * k_h * L;
+  // The input block range of each output block: the union of its channels' groups.
+  std::vector<std::pair<int64_t, int64_t>> range(CBo);
+  for (int64_t ob = 0; ob < CBo; ++ob) {
+    if (plain_input) {
+      range[ob] = {0, 1};
+      continue;
+    }
+    const int64_t oc0 = ob * B, oc1 = std::min(M, oc0 + B);
+    const int64_t g0 = oc0 / ocg, g1 = (oc1 - 1) / ocg;
+    range[ob] = {g0 * icg / B, nchwc_blocks((g1 + 1) * icg, B)};
+  }
+  int64_t total = 0;
+  for (int64_t ob = 0; ob < CBo;) {
+    PackGroup g;
+    g.ob0 = ob;
+    g.ib0 = range[ob].first;
+    g.nib = range[ob].second - range[ob].first;
+    while (ob < CBo && g.blocks < pack_blocks() && range[ob] == range[g.ob0]) ++ob, ++g.blocks;
+    g.offset = total;
+    total += g.nib * steps_ * g.blocks * B;
+    groups_.push_back(g);
+  }
+  data_.assign(total, 0.0f);
+  for (const PackGroup& g : groups_)
+    for (int64_t ib = 0; ib < g.nib; ++ib)
+      for (int64_t kw = 0; kw < k_w; ++kw)
+        for (int64_t kh = 0; kh < k_h; ++kh)
+          for (int64_t l = 0; l < L; ++l) {
+            const int64_t s = (kw * k_h + kh) * L + l;
+            const int64_t ic = plain_input ? l : (g.ib0 + ib) * B + l;
+            float* d = data_.data() + g.offset + ((ib * steps_ + s) * g.blocks) * B;
+            for (int64_t o = 0; o < g.blocks; ++o)
+              for (int64_t j = 0; j < B; ++j) {
+                const int64_t oc = (g.ob0 + o) * B + j;
+                if (oc >= M || ic >= C || ic / icg != oc / ocg) continue;
+                d[o * B + j] = w[((oc * icg + ic % icg) * k_h + kh) * k_w + kw];
+              }
+          }
+}
+
+void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x, float* y, const Epilogue& ep,
+                const GemmRun& run) {
+  if (s0.out_c != w.out_c_ || s0.in_c != w.in_c() || s0.group != w.group_ || s0.k_h != w.k_h_ || s0.k_w != w.k_w_)
+    throw_internal("nchwc_conv: shape does not match the packed weights");
+  if (ep.scale != 1.0f) throw_internal("nchwc_conv: scale must be 1");
+  if (s0.k_w > kNchwcMaxKernelW) throw_internal("nchwc_conv: kernel wider than kNchwcMaxKernelW");
+  if (s0.batch <= 0 || s0.out_h <= 0 || s0.out_w <= 0) return;
+  Conv2dShape s = s0;
+  // A 1x1 stride-1 unpadded conv is one long row: tiles run across the image's rows.
+  if (s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0 &&
+      s.pad_b == 0 && s.pad_r == 0 && s.in_h == s.out_h && s.in_w == s.out_w) {
+    s.in_w = s.out_w = s.in_h * s.in_w;
+    s.in_h = s.out_h = 1;
+  }
+  const int64_t B = w.block_, CBo = nchwc_blocks(s.out_c, B), CBi = w.plain_ ? 1 : nchwc_blocks(s.in_c, B);
+  const int64_t H = s.in_h, Wd = s.in_w, OH = s.out_h, OW = s.out_w, KH = s.k_h, KW = s.k_w;
+  const int64_t in_image = w.plain_ ? s.in_c * H * Wd : CBi * H * Wd * B, ib_stride = H * Wd * B;
+  const int64_t out_plane = OH * OW * B, out_image = CBo * out_plane;
+  const int64_t ps = s.stride_w * (w.plain_ ? 1 : B);
+  const int64_t S = w.steps_, L = w.depthwise_ ? 1 : S / (KH * KW);
+  const TileKernels* tk = tiles_for(w.isa_, B);
+
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  Epilogue post;  // a non-clamp activation, applied on each finished tile
+  if (ep.act_is_clamp()) {
+    lo = ep.clamp_lo();
+    hi = ep.clamp_hi();
+  } else {
+    post.act = ep.act;
+  }
+  ThreadPool* pool = run.pool && run.pool->num_threads() > 1 ? run.pool : nullptr;
+  const int threads = pool ? pool->num_threads() : 1;
+  const double flops = 2.0 * s.batch * s.out_c * OH * OW * (s.in_c / s.group) * KH * KW;
+
+  // Tile shapes. Along a row: nt tiles of R pixels, the last one shorter.
+  struct RowSplit {
+    int64_t R = 1, nt = 1;
+  };
+  auto split_row = [&](int64_t r_max) {
+    RowSplit rs;
+    const int64_t n = (OW + r_max - 1) / r_max;
+    rs.R = (OW + n - 1) / n;
+    rs.nt = (OW + rs.R - 1) / rs.R;
+    return rs;
+  };
+  // Dense and grouped: per pack group, O blocks x R pixels (the most accumulators in use).
+  struct Plan {
+    int64_t o = 1, chunk = 1;
+    RowSplit rs;
+  };
+  const int64_t ngroups = static_cast<int64_t>(w.groups_.size());
+  std::vector<Plan> plans(w.depthwise_ ? 1 : ngroups);
+  if (w.depthwise_) {
+    plans[0].rs = split_row(tk ? tk->max_dw_r : kMaxR);
+  } else {
+    for (int64_t gi = 0; gi < ngroups; ++gi) {
+      const auto& g = w.groups_[gi];
+      Plan best;
+      int64_t best_score = -1;
+      for (int64_t o = g.blocks; o >= 1; --o) {
+        if (g.blocks % o != 0) continue;
+        const int64_t r_max = tk ? std::min<int64_t>(kMaxR, tk->max_acc / o) : kMaxR;
+        if (r_max < 1) continue;
+        const RowSplit rs = split_row(r_max);
+        const int64_t score = o * OW / rs.nt;  // accumulators in use, on average
+        if (score > best_score) best_score = score, best = Plan{o, 1, rs};
+      }
+      best.chunk = std::clamp<int64_t>(kChunkBytes / (S * g.blocks * B * 4), 1, g.nib);
+      plans[gi] = best;
+    }
+  }
+  // Distinct row splits: each gets a table of (lead, trail) per tile column and kernel column.
+  std::vector<int64_t> split_of(plans.size());
+  std::vector<RowSplit> splits;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    size_t j = 0;
+    while (j < splits.size() && splits[j].R != plans[i].rs.R) ++j;
+    if (j == splits.size()) splits.push_back(plans[i].rs);
+    split_of[i] = static_cast<int64_t>(j);
+  }
+
+  // Scratch: step offsets, the bias padded to whole blocks, per output row its valid kernel rows,
+  // per row split and tile column the pixels each kernel column skips.
+  std::unique_ptr<char[]> owned;
+  auto scratch = [&](size_t bytes) -> void* {
+    if (run.scratch) return run.scratch(bytes);
+    owned.reset(new char[bytes + 64]);
+    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(owned.get()) + 63) & ~uintptr_t(63));
+  };
+  auto round64 = [](size_t b) { return (b + 63) / 64 * 64; };
+  const size_t off_bytes = round64(static_cast<size_t>(S) * sizeof(int32_t));
+  const size_t bias_bytes = round64(static_cast<size_t>(CBo * B) * sizeof(float));
+  const size_t row_bytes = round64(static_cast<size_t>(OH) * 2 * sizeof(int32_t));
+  size_t col_bytes = 0;
+  for (const RowSplit& rs : splits) col_bytes += round64(static_cast<size_t>(rs.nt * KW) * 2 * sizeof(int32_t));
+  char* mem = static_cast<char*>(scratch(off_bytes + bias_bytes + row_bytes + col_bytes));
+  int32_t* off = reinterpret_cast<int32_t*>(mem);
+  float* bias = reinterpret_cast<float*>(mem + off_bytes);
+  int32_t* row_kh = reinterpret_cast<int32_t*>(mem + off_bytes + bias_bytes);
+  std::vector<const int32_t*> col_lt(splits.size());
+  {
+    char* c = mem + off_bytes + bias_bytes + row_bytes;
+    for (size_t i = 0; i < splits.size(); ++i) {
+      int32_t* t = reinterpret_cast<int32_t*>(c);
+      const int64_t R = splits[i].R;
+      for (int64_t j = 0; j < splits[i].nt; ++j) {
+        const int64_t ox0 = j * R, r = std::min(R, OW - ox0);
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t ix0 = ox0 * s.stride_w - s.pad_l + kw * s.dil_w;  // pixel 0's column
+          const int64_t lead = std::clamp<int64_t>(ceil_div(-ix0, s.stride_w), 0, r);
+          const int64_t trail = std::clamp<int64_t>(r - 1 - floor_div(Wd - 1 - ix0, s.stride_w), 0, r);
+          t[(j * KW + kw) * 2] = static_cast<int32_t>(lead);
+          t[(j * KW + kw) * 2 + 1] = static_cast<int32_t>(trail);
+        }
+      }
+      col_lt[i] = t;
+      c += round64(static_cast<size_t>(splits[i].nt * KW) * 2 * sizeof(int32_t));
+    }
+  }
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    const int64_t iy0 = oy * s.stride_h - s.pad_t;
+    const int64_t kh_lo = std::clamp<int64_t>(ceil_div(-iy0, s.dil_h), 0, KH);
+    row_kh[2 * oy] = static_cast<int32_t>(kh_lo);
+    row_kh[2 * oy + 1] = static_cast<int32_t>(std::clamp<int64_t>(ceil_div(H - iy0, s.dil_h), kh_lo, KH));
+  }
+  for (int64_t kw = 0; kw < KW; ++kw)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t l = 0; l < L; ++l) {
+        const int64_t tap = kh * s.dil_h * Wd + kw * s.dil_w;
+        off[(kw * KH + kh) * L + l] = static_cast<int32_t>(w.plain_ ? l * H * Wd + tap : tap * B + l);
+      }
+  std::fill(bias, bias + CBo * B, 0.0f);
+  if (ep.bias) std::copy(ep.bias, ep.bias + s.out_c, bias);
+
+  const int64_t unit = w.plain_ ? 1 : B;  // floats per input pixel
+  // A run of tiles [t0, t1) with its tile shape; finish() then applies a non-clamp activation to
+  // the pixels it wrote (contiguous in each output block).
+  auto make_run = [&](const RowSplit& rs, const int32_t* lt, int64_t t0, int64_t t1) {
+    nchwc_detail::TileRun tr;
+    tr.x_row = s.stride_h * Wd * unit;
+    tr.x_col = rs.R * s.stride_w * unit;
+    tr.row_kh = row_kh;
+    tr.col_lt = lt;
+    tr.k_h = static_cast<int32_t>(KH);
+    tr.k_w = static_cast<int32_t>(KW);
+    tr.lanes = static_cast<int32_t>(L);
+    tr.nt = rs.nt;
+    tr.R = rs.R;
+    tr.out_w = OW;
+    tr.block = B;
+    tr.t0 = t0;
+    tr.t1 = t1;
+    tr.a.off = off;
+    tr.a.lo = lo;
+    tr.a.hi = hi;
+    return tr;
+  };
+  const int64_t x_origin = (-s.pad_t * Wd - s.pad_l) * unit;  // output pixel (0, 0)'s tap (0, 0)
+  auto finish = [&](float* y_block0, int64_t blocks, const RowSplit& rs, int64_t t0, int64_t t1) {
+    if (post.act.kind == Activation::None || t0 >= t1) return;
+    const int64_t p0 = (t0 / rs.nt) * OW + (t0 % rs.nt) * rs.R;
+    const int64_t jl = (t1 - 1) % rs.nt, p1 = ((t1 - 1) / rs.nt) * OW + (jl == rs.nt - 1 ? OW : (jl + 1) * rs.R);
+    for (int64_t o = 0; o < blocks; ++o)
+      apply_epilogue(y_block0 + o * out_plane + p0 * B, (p1 - p0) * B, 1, (p1 - p0) * B, post, w.isa_);
+  };
+  auto last_r = [&](const RowSplit& rs) { return OW - (rs.nt - 1) * rs.R; };
+
+  if (w.depthwise_) {
+    const RowSplit rs = plans[0].rs;
+    const int32_t* lt = col_lt[0];
+    const int64_t tiles = OH * rs.nt, units = s.batch * CBo;
+    const int64_t per_item = pool && flops > 2e6 ? std::max<int64_t>(1, tiles * units / (8 * threads)) : tiles;
+    const int64_t items_per_unit = (tiles + per_item - 1) / per_item;
+    const nchwc_detail::RunFn run_fn = tk ? tk->depthwise_run(static_cast<int>(rs.R), static_cast<int>(ps)) : nullptr;
+    const TileFn last_fn = tk && last_r(rs) != rs.R ? tk->depthwise(static_cast<int>(last_r(rs)), static_cast<int>(ps)) : nullptr;
+    auto body = [&](int64_t i0, int64_t i1) {
+      for (int64_t it = i0; it < i1; ++it) {
+        const int64_t u = it / items_per_unit, n = u / CBo, ob = u % CBo;
+        const int64_t t0 = (it % items_per_unit) * per_item, t1 = std::min(tiles, t0 + per_item);
+        nchwc_detail::TileRun tr = make_run(rs, lt, t0, t1);
+        tr.x0 = x + n * in_image + ob * ib_stride + x_origin;
+        tr.y0 = y + n * out_image + ob * out_plane;
+        tr.z0 = ep.residual ? ep.residual + (tr.y0 - y) : nullptr;
+        tr.a.w = w.data_.data() + ob * S * B;
+        tr.a.bias = bias + ob * B;
+        tr.last_tile = last_fn;
+        if (run_fn && (last_fn || last_r(rs) == rs.R)) run_fn(tr);
+        else nchwc_detail::run_depthwise_generic(tr, static_cast<int>(ps));
+        finish(tr.y0, 1, rs, t0, t1);
+      }
+    };
+    const int64_t items = units * items_per_unit;
+    if (pool && items > 1) pool->parallel_for(items, body, 1);
+    else body(0, items);
+    return;
+  }
+
+  // Items: (image, pack group, range of tiles).
+  int64_t max_tiles = 1;
+  for (const Plan& p : plans) max_tiles = std::max(max_tiles, OH * p.rs.nt);
+  const int64_t units = s.batch * ngroups;
+  const int64_t split = pool && flops > 2e6 ? std::clamp<int64_t>((4 * threads + units - 1) / units, 1, max_tiles) : 1;
+  auto body = [&](int64_t i0, int64_t i1) {
+    for (int64_t it = i0; it < i1; ++it) {
+      const int64_t u = it / split, n = u / ngroups, gi = u % ngroups;
+      const auto& g = w.groups_[gi];
+      const Plan& p = plans[gi];
+      const int32_t* lt = col_lt[split_of[gi]];
+      const int64_t tiles = OH * p.rs.nt, per = (tiles + split - 1) / split;
+      const int64_t t0 = (it % split) * per, t1 = std::min(tiles, t0 + per);
+      if (t0 >= t1) continue;
+      const float* w_g = w.data_.data() + g.offset;
+      for (int64_t c0 = 0; c0 < g.nib; c0 += p.chunk) {
+        for (int64_t o0 = 0; o0 < g.blocks; o0 += p.o) {
+          const int64_t o = std::min(p.o, g.blocks - o0);
+          nchwc_detail::TileRun tr = make_run(p.rs, lt, t0, t1);
+          tr.a.nib = std::min(p.chunk, g.nib - c0);
+          tr.a.x_ib_stride = ib_stride;
+          tr.a.w_ib_stride = S * g.blocks * B;
+          tr.a.w_step = g.blocks * B;
+          tr.a.y_block_stride = out_plane;
+          tr.a.first = c0 == 0;
+          tr.a.last = c0 + tr.a.nib >= g.nib;
+          tr.a.w = w_g + c0 * tr.a.w_ib_stride + o0 * B;
+          tr.a.bias = bias + (g.ob0 + o0) * B;
+          tr.x0 = x + n * in_image + (g.ib0 + c0) * ib_stride + x_origin;
+          tr.y0 = y + n * out_image + (g.ob0 + o0) * out_plane;
+          tr.z0 = ep.residual && tr.a.last ? ep.residual + (tr.y0 - y) : nullptr;
+          const int oi = static_cast<int>(o), pi = static_cast<int>(ps);
+          const nchwc_detail::RunFn run_fn = tk ? tk->dense_run(oi, static_cast<int>(p.rs.R), pi) : nullptr;
+          tr.last_tile = tk && last_r(p.rs) != p.rs.R ? tk->dense(oi, static_cast<int>(last_r(p.rs)), pi) : nullptr;
+          if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) run_fn(tr);
+          else nchwc_detail::run_generic(tr, oi, pi);
+          if (tr.a.last) finish(tr.y0, o, p.rs, t0, t1);
+        }
+      }
+    }
+  };
+  const int64_t items = units * split;
+  if (pool && items > 1) pool->parallel_for(items, body, 1);
+  else body(0, items);
+}
+
+}  // namespace fusor

@@ -1,0 +1,73 @@
+// The blocked convolution: fusor.NchwcConv's fast kernel (kernels/nchwc/nchwc_format.h has the
+// layout). Y = act(conv(X, W) + bias + Z), X blocked [N, CBi, H, W, B] or NCHW [N, C, H, W]
+// ("plain" input: for few input channels, as the 3-channel stem of a CNN), Z and Y blocked
+// [N, CBo, OH, OW, B].
+//
+// Direct, no im2col: each call tile computes O output blocks x R output pixels of one row in
+// registers (kernels/nchwc/conv_kernels.h), over chunks of input blocks sized to keep their
+// weights in L2; taps outside the image are skipped, never read (no padded copy). The work is
+// (image, group of output blocks, range of tiles) items over the pool of GemmRun.
+//
+// Weights (ONNX's OIHW) are packed once: output blocks in groups of up to 4 sharing an input
+// block range (a dense conv: all of them; a grouped conv whose groups are narrower than a block
+// gets the block-diagonal weights of each block, zeros elsewhere); depthwise convs (group = C = M,
+// blocked input) have their own per-tap layout. Zeros pad every channel past C and M.
+//
+// Paths by ISA: AVX-512 and AVX2 run compiled tiles for B = 16; B = 8, the scalar ISA and pixel
+// strides without a compiled tile run the generic tile (same results, plain loops).
+//
+// Epilogue (kernels/epilogue.h): ep.bias per output channel (M values), ep.residual blocked like
+// Y (may not overlap Y), ep.act any activation (clamps in registers, the others on the finished
+// tile while it is in L1); ep.scale must be 1. Padding lanes of Y get act(0 + Z's lane).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/cpu_features.h"
+#include "kernels/epilogue.h"
+#include "kernels/gemm/gemm.h"
+
+namespace fusor {
+
+// The widest kernel nchwc_conv takes (its tiles list the kernel's columns on the stack).
+inline constexpr int64_t kNchwcMaxKernelW = 64;
+
+class NchwcConvWeights {
+ public:
+  // w: [out_c, in_c_per_group, k_h, k_w]. plain_input: X is NCHW (group must be 1).
+  NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_per_group, int64_t k_h, int64_t k_w, int64_t group,
+                   bool plain_input, int64_t block, std::optional<Isa> isa = {});
+
+  int64_t out_c() const { return out_c_; }
+  int64_t in_c() const { return in_c_per_group_ * group_; }
+  int64_t group() const { return group_; }
+  int64_t block() const { return block_; }
+  bool plain_input() const { return plain_; }
+  bool depthwise() const { return depthwise_; }
+  Isa isa() const { return isa_; }
+
+  struct PackGroup {
+    int64_t ob0 = 0, blocks = 0;  // output blocks [ob0, ob0 + blocks)
+    int64_t ib0 = 0, nib = 0;     // input blocks [ib0, ib0 + nib) they read
+    int64_t offset = 0;           // floats into data_: nib x steps x blocks x B
+  };
+
+ private:
+  friend void nchwc_conv(const NchwcConvWeights&, const Conv2dShape&, const float*, float*, const Epilogue&,
+                         const GemmRun&);
+  int64_t out_c_ = 0, in_c_per_group_ = 0, k_h_ = 0, k_w_ = 0, group_ = 1, block_ = 16;
+  bool plain_ = false, depthwise_ = false;
+  Isa isa_ = Isa::Scalar;
+  int64_t steps_ = 0;  // steps per input block: k_w * k_h * lanes (lanes: B, or C for plain input)
+  std::vector<PackGroup> groups_;
+  std::vector<float> data_;
+};
+
+// Y = epilogue(conv(X, W)); s.group and channel counts must match the weights (Internal error
+// otherwise), s.batch/in_h/in_w/out_h/out_w/strides/dilations/pads are the call's.
+void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s, const float* x, float* y, const Epilogue& ep = {},
+                const GemmRun& run = {});
+
+}  // namespace fusor

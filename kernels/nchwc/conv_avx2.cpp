@@ -1,0 +1,20 @@
+// Blocked-convolution tiles compiled for AVX2: a block of 16 channels is two 8-lane registers;
+// 12 accumulator registers (O x R x 2 <= 12) of the 16.
+#define FUSOR_SIMD_NS nchwc_avx2
+#include "kernels/gemm/simd.h"
+#include "kernels/nchwc/conv_tiles.h"
+
+namespace fusor::nchwc_detail {
+
+namespace {
+constexpr nchwc_avx2::TileTable<nchwc_avx2::V256, 2, 12> kTable;
+TileFn dense(int o, int r, int ps) { return kTable.find(o, r, ps); }
+TileFn depthwise(int r, int ps) { return kTable.find_dw(r, ps); }
+RunFn dense_run(int o, int r, int ps) { return kTable.find_run(o, r, ps); }
+RunFn depthwise_run(int r, int ps) { return kTable.find_dw_run(r, ps); }
+constexpr TileKernels kKernels{6, 6, &dense, &depthwise, &dense_run, &depthwise_run};
+}  // namespace
+
+const TileKernels* tile_kernels_avx2() { return &kKernels; }
+
+}  // namespace fusor::nchwc_detail

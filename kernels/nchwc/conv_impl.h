@@ -1,0 +1,251 @@
+// The tile kernels of the blocked convolution (kernels/nchwc/conv_kernels.h has the contract),
+// written once over a vector type V (kernels/gemm/simd.h) and compiled per ISA. Include only from
+// the per-ISA files, after simd.h.
+//
+// Dense tile: acc[o][r] (O blocks x R pixels, each block VB vectors) += broadcast(input lane of
+// pixel r) * weights(o); the compiler keeps acc in registers (every loop below has a constant trip
+// count and is fully unrolled). Depthwise tile: acc[r] += input(pixel r) * weights(tap), lane by
+// lane (one vector of B channels per pixel).
+#pragma once
+#include <cstdint>
+
+#include "kernels/nchwc/conv_kernels.h"
+
+namespace fusor::FUSOR_SIMD_NS {
+
+using nchwc_detail::Segment;
+using nchwc_detail::TileArgs;
+using nchwc_detail::TileRun;
+
+// The segments of tile (oy, j) of r pixels: per kernel column its valid kernel rows' steps and
+// the pixels they skip, consecutive columns with the same skips merged.
+inline int build_segments(const TileRun& tr, int64_t oy, int64_t j, int64_t r, Segment* seg) {
+  const int32_t kh_lo = tr.row_kh[2 * oy], kh_hi = tr.row_kh[2 * oy + 1];
+  int n = 0;
+  if (kh_lo == kh_hi) return n;
+  const int32_t* c = tr.col_lt + j * tr.k_w * 2;
+  for (int32_t kw = 0; kw < tr.k_w; ++kw) {
+    const int32_t lead = c[2 * kw], trail = c[2 * kw + 1];
+    if (lead + trail >= r) continue;
+    const int32_t a = (kw * tr.k_h + kh_lo) * tr.lanes, b = (kw * tr.k_h + kh_hi) * tr.lanes;
+    if (n > 0 && seg[n - 1].s1 == a && seg[n - 1].lead == lead && seg[n - 1].trail == trail) seg[n - 1].s1 = b;
+    else seg[n++] = Segment{a, b, lead, trail};
+  }
+  return n;
+}
+
+// Calls tile(args, r) for every tile of the run.
+template <class Tile>
+inline __attribute__((always_inline)) void for_each_tile(const TileRun& tr, Tile tile) {
+  TileArgs a = tr.a;
+  Segment seg[nchwc_detail::kMaxSegments];
+  a.seg = seg;
+  int64_t oy = tr.t0 / tr.nt, j = tr.t0 % tr.nt;
+  for (int64_t t = tr.t0; t < tr.t1; ++t) {
+    const int64_t r = j == tr.nt - 1 ? tr.out_w - j * tr.R : tr.R;
+    a.nseg = build_segments(tr, oy, j, r, seg);
+    a.x = tr.x0 + oy * tr.x_row + j * tr.x_col;
+    const int64_t at = (oy * tr.out_w + j * tr.R) * tr.block;
+    a.y = tr.y0 + at;
+    a.z = tr.z0 ? tr.z0 + at : nullptr;
+    tile(a, r);
+    if (++j == tr.nt) j = 0, ++oy;
+  }
+}
+
+// acc += broadcast(*x) * w. On AVX-512, when the tile's accumulators and weights take every
+// register, as one FMA with an embedded broadcast ({1to16}): the compiler would otherwise load the
+// broadcast once into a 33rd register for the O FMAs that share it and spill an accumulator.
+template <class V, bool kEmbedded>
+inline __attribute__((always_inline)) void fma_broadcast(typename V::reg& acc, typename V::reg w, const float* x) {
+#if defined(__AVX512F__)
+  if constexpr (kEmbedded && V::kWidth == 16) {
+    asm("vfmadd231ps %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*x));
+    return;
+  }
+#endif
+  acc = V::fma(V::set1(*x), w, acc);
+}
+
+template <class V, int VB, int O, int R, int PS>
+struct DenseTile {
+  using reg = typename V::reg;
+  static constexpr int W = V::kWidth;
+  static constexpr int B = VB * W;
+  static constexpr int K = O * VB;  // accumulator vectors per pixel
+  // Registers: K * R accumulators, K weights, one broadcast (32 on AVX-512).
+  static constexpr bool kEmbedded = W == 16 && K * R + K + 1 > 32;
+
+  template <int LEAD, int TRAIL>
+  static inline __attribute__((always_inline)) void steps(reg (&acc)[K][R], const float* x, const int32_t* off,
+                                                          const float* w, int64_t w_step, int s0, int s1) {
+    for (int s = s0; s < s1; ++s) {
+      const float* xs = x + off[s];
+      const float* ws = w + s * w_step;
+      reg wv[K];
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k) wv[k] = V::load(ws + k * W);
+#pragma GCC unroll 32
+      for (int r = LEAD; r < R - TRAIL; ++r) {
+        if constexpr (kEmbedded) {
+#pragma GCC unroll 16
+          for (int k = 0; k < K; ++k) fma_broadcast<V, true>(acc[k][r], wv[k], xs + r * PS);
+        } else {
+          const reg xv = V::set1(xs[r * PS]);
+#pragma GCC unroll 16
+          for (int k = 0; k < K; ++k) acc[k][r] = V::fma(xv, wv[k], acc[k][r]);
+        }
+      }
+    }
+  }
+
+  static inline __attribute__((always_inline)) void steps_masked(reg (&acc)[K][R], const float* x, const int32_t* off,
+                                                                 const float* w, int64_t w_step, const Segment& sg) {
+    for (int s = sg.s0; s < sg.s1; ++s) {
+      const float* xs = x + off[s];
+      const float* ws = w + s * w_step;
+      reg wv[K];
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k) wv[k] = V::load(ws + k * W);
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        if (r < sg.lead || r >= R - sg.trail) continue;
+        if constexpr (kEmbedded) {
+#pragma GCC unroll 16
+          for (int k = 0; k < K; ++k) fma_broadcast<V, true>(acc[k][r], wv[k], xs + r * PS);
+        } else {
+          const reg xv = V::set1(xs[r * PS]);
+#pragma GCC unroll 16
+          for (int k = 0; k < K; ++k) acc[k][r] = V::fma(xv, wv[k], acc[k][r]);
+        }
+      }
+    }
+  }
+
+  static void run(const TileArgs& a) { tile(a); }
+  static void run_tiles(const TileRun& tr) {
+    for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
+      if (r == R) tile(a);
+      else tr.last_tile(a);
+    });
+  }
+
+  static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
+    reg acc[K][R];
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) {
+      const int o = k / VB, v = k % VB;
+      const reg init = a.bias ? V::load(a.bias + k * W) : V::zero();
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r)
+        acc[k][r] = a.first ? init : V::load(a.y + o * a.y_block_stride + r * B + v * W);
+    }
+    for (int64_t ib = 0; ib < a.nib; ++ib) {
+      const float* x = a.x + ib * a.x_ib_stride;
+      const float* w = a.w + ib * a.w_ib_stride;
+      for (int i = 0; i < a.nseg; ++i) {
+        const Segment& sg = a.seg[i];
+        if (sg.lead == 0 && sg.trail == 0) steps<0, 0>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
+        else if (sg.lead == 1 && sg.trail == 0) steps<1, 0>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
+        else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
+        else steps_masked(acc, x, a.off, w, a.w_step, sg);
+      }
+    }
+    if (a.last) {
+      const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k) {
+        const int o = k / VB, v = k % VB;
+#pragma GCC unroll 32
+        for (int r = 0; r < R; ++r) {
+          reg t = acc[k][r];
+          if (a.z) t = V::add(t, V::load(a.z + o * a.y_block_stride + r * B + v * W));
+          acc[k][r] = V::min(V::max(t, lo), hi);
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) {
+      const int o = k / VB, v = k % VB;
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) V::store(a.y + o * a.y_block_stride + r * B + v * W, acc[k][r]);
+    }
+  }
+};
+
+template <class V, int VB, int R, int PS>
+struct DepthwiseTile {
+  using reg = typename V::reg;
+  static constexpr int W = V::kWidth;
+  static constexpr int B = VB * W;
+
+  template <int LEAD, int TRAIL>
+  static inline __attribute__((always_inline)) void steps(reg (&acc)[VB][R], const float* x, const int32_t* off,
+                                                          const float* w, int s0, int s1) {
+    for (int s = s0; s < s1; ++s) {
+      const float* xs = x + off[s];
+      reg wv[VB];
+#pragma GCC unroll 4
+      for (int v = 0; v < VB; ++v) wv[v] = V::load(w + s * B + v * W);
+#pragma GCC unroll 32
+      for (int r = LEAD; r < R - TRAIL; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < VB; ++v) acc[v][r] = V::fma(V::load(xs + r * PS + v * W), wv[v], acc[v][r]);
+    }
+  }
+
+  static inline __attribute__((always_inline)) void steps_masked(reg (&acc)[VB][R], const float* x, const int32_t* off,
+                                                                 const float* w, const Segment& sg) {
+    for (int s = sg.s0; s < sg.s1; ++s) {
+      const float* xs = x + off[s];
+      reg wv[VB];
+#pragma GCC unroll 4
+      for (int v = 0; v < VB; ++v) wv[v] = V::load(w + s * B + v * W);
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        if (r < sg.lead || r >= R - sg.trail) continue;
+#pragma GCC unroll 4
+        for (int v = 0; v < VB; ++v) acc[v][r] = V::fma(V::load(xs + r * PS + v * W), wv[v], acc[v][r]);
+      }
+    }
+  }
+
+  static void run(const TileArgs& a) { tile(a); }
+  static void run_tiles(const TileRun& tr) {
+    for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
+      if (r == R) tile(a);
+      else tr.last_tile(a);
+    });
+  }
+
+  static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
+    reg acc[VB][R];
+#pragma GCC unroll 4
+    for (int v = 0; v < VB; ++v) {
+      const reg init = a.bias ? V::load(a.bias + v * W) : V::zero();
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) acc[v][r] = a.first ? init : V::load(a.y + r * B + v * W);
+    }
+    for (int i = 0; i < a.nseg; ++i) {
+      const Segment& sg = a.seg[i];
+      if (sg.lead == 0 && sg.trail == 0) steps<0, 0>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
+      else if (sg.lead == 1 && sg.trail == 0) steps<1, 0>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
+      else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
+      else steps_masked(acc, a.x, a.off, a.w, sg);
+    }
+    const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
+#pragma GCC unroll 4
+    for (int v = 0; v < VB; ++v)
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        reg t = acc[v][r];
+        if (a.last) {
+          if (a.z) t = V::add(t, V::load(a.z + r * B + v * W));
+          t = V::min(V::max(t, lo), hi);
+        }
+        V::store(a.y + r * B + v * W, t);
+      }
+  }
+};
+
+}  // namespace fusor::FUSOR_SIMD_NS

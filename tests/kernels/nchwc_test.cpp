@@ -1,0 +1,214 @@
+// The blocked-layout (NCHWc) kernels: the reference kernels against the ONNX ops they stand for
+// (reordered), the fast kernels against the reference ones on every path (dense, grouped,
+// depthwise, NCHW input; padding, strides, dilation, odd channel counts, batch 2, rows longer and
+// shorter than a tile, each ISA), reorders and pools.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "kernels/cpu_features.h"
+#include "kernels/nchwc/nchwc_format.h"
+#include "tests/kernels/fused_test_util.h"
+
+namespace fusor::test {
+namespace {
+
+struct IsaScope {
+  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
+  ~IsaScope() { unsetenv("FUSOR_ISA"); }
+};
+
+std::vector<Isa> isas() {
+  std::vector<Isa> v{Isa::Scalar};
+  if (cpu_features().avx2_fma) v.push_back(Isa::Avx2);
+  if (cpu_features().avx512) v.push_back(Isa::Avx512);
+  return v;
+}
+
+Tensor to_blocked(const Tensor& x, int64_t block = 16) {
+  return fused("ReorderToNchwc", {x}, {Attribute::make_int("block", block)}, "reference");
+}
+Tensor to_plain(const Tensor& x, int64_t channels) {
+  return fused("ReorderFromNchwc", {x}, {Attribute::make_int("channels", channels)}, "reference");
+}
+
+TEST(NchwcFormat, OffsetsAndBlocks) {
+  const NchwcShape s{2, 20, 3, 5, 16};
+  EXPECT_EQ(s.cb(), 2);
+  EXPECT_EQ(s.numel(), 2 * 2 * 3 * 5 * 16);
+  EXPECT_EQ(s.offset(1, 17, 2, 4), (((1 * 2 + 1) * 3 + 2) * 5 + 4) * 16 + 1);
+  EXPECT_EQ(nchwc_blocks(16, 16), 1);
+  EXPECT_EQ(nchwc_blocks(17, 8), 3);
+}
+
+TEST(NchwcReorder, RoundTripAndZeroPadding) {
+  for (int64_t block : {8, 16})
+    for (int64_t c : {1, 5, 16, 20, 33}) {
+      const Tensor x = rnd({2, c, 3, 4}, static_cast<uint32_t>(c));
+      const Tensor b = to_blocked(x, block);
+      ASSERT_EQ(b.shape(), (Shape{2, nchwc_blocks(c, block), 3, 4, block}));
+      const NchwcShape s{2, c, 3, 4, block};
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t ch = 0; ch < s.cb() * block; ++ch)
+          for (int64_t h = 0; h < 3; ++h)
+            for (int64_t w = 0; w < 4; ++w) {
+              const float want = ch < c ? x.data<float>()[((n * c + ch) * 3 + h) * 4 + w] : 0.0f;
+              ASSERT_EQ(b.data<float>()[s.offset(n, ch, h, w)], want) << "c " << c << " channel " << ch;
+            }
+      EXPECT_TRUE(near(to_plain(b, c), x, 0));
+      const Tensor fb = fused("ReorderToNchwc", {x}, {Attribute::make_int("block", block)}, "fast");
+      EXPECT_TRUE(near(fb, b, 0)) << "block " << block << " c " << c;
+      EXPECT_TRUE(near(fused("ReorderFromNchwc", {b}, {Attribute::make_int("channels", c)}, "fast"), x, 0));
+    }
+}
+
+TEST(NchwcReorder, BadShapesAreBadInput) {
+  const Tensor x = rnd({1, 20, 3, 3}, 1);
+  const Tensor b = to_blocked(x);
+  EXPECT_THROW(to_plain(b, 40), Error);  // 40 channels are 3 blocks, not 2
+  EXPECT_THROW(fused("ReorderFromNchwc", {x}, {Attribute::make_int("channels", 20)}, "fast"), Error);
+  EXPECT_THROW(fused("ReorderToNchwc", {b}, {}, "fast"), Error);
+  EXPECT_THROW(fused("ReorderToNchwc", {x}, {Attribute::make_int("block", 4)}, "reference"), Error);
+}
+
+struct ConvCase {
+  const char* what;
+  Shape x, w;  // NCHW x, OIHW w
+  int64_t group;
+  std::vector<int64_t> pads, strides, dilations;
+};
+
+std::vector<ConvCase> conv_cases() {
+  return {
+      {"3x3 pad 1, 20 -> 36 channels, batch 2", {2, 20, 9, 7}, {36, 20, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"3x3 stride 2, asymmetric pads", {1, 16, 11, 13}, {32, 16, 3, 3}, 1, {1, 0, 2, 1}, {2, 2}, {1, 1}},
+      {"1x1, flattened rows", {1, 24, 10, 9}, {40, 24, 1, 1}, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}},
+      {"1x1 stride 2", {2, 32, 9, 9}, {64, 32, 1, 1}, 1, {0, 0, 0, 0}, {2, 2}, {1, 1}},
+      {"3x3 dilation 2, wide rows", {1, 17, 6, 37}, {70, 17, 3, 3}, 1, {2, 2, 2, 2}, {1, 1}, {2, 2}},
+      {"5x3 kernel, stride 3 (generic tile)", {1, 16, 12, 14}, {16, 16, 5, 3}, 1, {2, 1, 2, 1}, {3, 3}, {1, 1}},
+      {"kernel larger than the image", {1, 8, 2, 3}, {20, 8, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"7x7 rows, 64 -> 80 (late layer)", {1, 64, 7, 7}, {80, 64, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"groups 2 of 16", {1, 32, 6, 6}, {48, 16, 3, 3}, 2, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"groups of 8 (inside a block)", {2, 40, 7, 5}, {40, 8, 3, 3}, 5, {1, 1, 1, 1}, {2, 1}, {1, 1}},
+      {"groups of 24 (across blocks)", {1, 48, 5, 6}, {72, 24, 3, 3}, 2, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"depthwise 3x3, 20 channels", {2, 20, 8, 30}, {20, 1, 3, 3}, 20, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"depthwise 5x5 stride 2", {1, 32, 11, 11}, {32, 1, 5, 5}, 32, {2, 2, 2, 2}, {2, 2}, {1, 1}},
+      {"depthwise 3x3 dilation 2", {1, 16, 9, 9}, {16, 1, 3, 3}, 16, {2, 2, 2, 2}, {1, 1}, {2, 2}},
+      {"depthwise multiplier 2", {1, 8, 6, 6}, {16, 1, 3, 3}, 8, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"NCHW input, 7x7 stride 2 pad 3 (stem)", {1, 3, 23, 21}, {20, 3, 7, 7}, 1, {3, 3, 3, 3}, {2, 2}, {1, 1}},
+      {"NCHW input, 3x3 stride 1", {2, 3, 7, 19}, {16, 3, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"NCHW input, 4x4 stride 4 (patchify)", {1, 3, 16, 16}, {24, 3, 4, 4}, 1, {0, 0, 0, 0}, {4, 4}, {1, 1}},
+      {"bigger: threads split", {1, 64, 28, 28}, {64, 64, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+  };
+}
+
+std::vector<Attribute> conv_attrs(const ConvCase& c) {
+  return {Attribute::make_int("group", c.group), Attribute::make_ints("pads", c.pads),
+          Attribute::make_ints("strides", c.strides), Attribute::make_ints("dilations", c.dilations)};
+}
+
+bool plain_input(const ConvCase& c) { return c.x[1] < 8; }
+
+// The real channels of a blocked result, as NCHW.
+Tensor plain_out(const Tensor& y, int64_t channels) { return to_plain(y, channels); }
+
+TEST(NchwcConv, ReferenceMatchesOnnxConvAddActivation) {
+  uint32_t seed = 1;
+  for (const auto& c : conv_cases()) {
+    const Tensor x = rnd(c.x, seed++), w = rnd(c.w, seed++), b = rnd({c.w[0]}, seed++);
+    const Tensor conv = onnx_op("Conv", {x, w, b}, conv_attrs(c));
+    const Tensor z = rnd(conv.shape(), seed++);
+    const Tensor xb = plain_input(c) ? x : to_blocked(x);
+    for (const auto& act : {act_cases()[0], act_cases()[1], act_cases()[4]}) {
+      auto attrs = conv_attrs(c);
+      for (auto& a : act_attrs(act)) attrs.push_back(a);
+      const Tensor want = onnx_activation(act.name, act.params, onnx_op("Add", {conv, z}));
+      const Tensor got = fused("NchwcConv", {xb, w, b, to_blocked(z)}, attrs, "reference");
+      EXPECT_TRUE(near(plain_out(got, c.w[0]), want, 1e-5)) << c.what << " '" << act.name << "'";
+    }
+  }
+}
+
+TEST(NchwcConv, FastMatchesReferenceOnEveryIsa) {
+  for (Isa isa : isas()) {
+    IsaScope scope(isa);
+    uint32_t seed = 50;
+    for (const auto& c : conv_cases()) {
+      const Tensor x = rnd(c.x, seed++), w = rnd(c.w, seed++), b = rnd({c.w[0]}, seed++);
+      const Tensor xb = plain_input(c) ? x : to_blocked(x);
+      const Tensor ref0 = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "reference");
+      const Tensor z = rnd(ref0.shape(), seed++);
+      for (const auto& act : act_cases()) {
+        auto attrs = conv_attrs(c);
+        for (auto& a : act_attrs(act)) attrs.push_back(a);
+        const std::string what = std::string(c.what) + " '" + act.name + "' isa " + isa_name(isa);
+        const Tensor ref = plain_out(fused("NchwcConv", {xb, w, b, z}, attrs, "reference"), c.w[0]);
+        for (bool constant : {false, true}) {
+          const Tensor got = fused("NchwcConv", {xb, w, b, z}, attrs, "fast", {false, constant, constant, false});
+          EXPECT_TRUE(near(plain_out(got, c.w[0]), ref, 1e-4)) << what << (constant ? " (packed at creation)" : "");
+        }
+        const Tensor ref_nb = plain_out(fused("NchwcConv", {xb, w}, attrs, "reference"), c.w[0]);
+        EXPECT_TRUE(near(plain_out(fused("NchwcConv", {xb, w}, attrs, "fast", {false, true}), c.w[0]), ref_nb, 1e-4))
+            << what << " no bias";
+      }
+    }
+  }
+}
+
+// The padding lanes of a fast conv's output are finite (the format's promise) and its real lanes
+// do not depend on the input's padding lanes, whatever finite values they hold.
+TEST(NchwcConv, PaddingLanesFiniteAndIgnored) {
+  const ConvCase c = conv_cases()[0];
+  const Tensor x = rnd(c.x, 7), w = rnd(c.w, 8), b = rnd({c.w[0]}, 9);
+  Tensor xb = to_blocked(x);
+  const Tensor clean = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "fast", {false, true, true});
+  for (int64_t n = 0; n < xb.dim(0); ++n)
+    for (int64_t p = 0; p < xb.dim(2) * xb.dim(3); ++p)
+      for (int64_t l = 20 % 16; l < 16; ++l) xb.data<float>()[((n * 2 + 1) * xb.dim(2) * xb.dim(3) + p) * 16 + l] = 1e30f;
+  const Tensor dirty = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "fast", {false, true, true});
+  EXPECT_TRUE(near(plain_out(dirty, c.w[0]), plain_out(clean, c.w[0]), 0));
+  for (int64_t i = 0; i < dirty.numel(); ++i) ASSERT_TRUE(std::isfinite(dirty.data<float>()[i])) << i;
+}
+
+TEST(NchwcConv, BadInputIsReported) {
+  const Tensor x = rnd({1, 20, 5, 5}, 1), w = rnd({16, 20, 3, 3}, 2);
+  const Tensor xb = to_blocked(x);
+  const Tensor w_wrong = rnd({16, 40, 3, 3}, 3);  // 40 input channels: 3 blocks, X has 2
+  EXPECT_THROW(fused("NchwcConv", {xb, w_wrong}, {}, "fast"), Error);
+  EXPECT_THROW(fused("NchwcConv", {xb, w_wrong}, {}, "reference"), Error);
+  const Tensor z_wrong = rnd({1, 2, 3, 3, 16}, 4);  // 16 output channels are 1 block
+  EXPECT_THROW(fused("NchwcConv", {xb, w, Tensor(), z_wrong}, {}, "fast"), Error);
+  EXPECT_THROW(fused("NchwcConv", {xb, w, rnd({5}, 5)}, {}, "fast"), Error);
+}
+
+TEST(NchwcPool, FastMatchesReferenceAndOnnx) {
+  struct PoolCase {
+    const char* op;
+    Shape x;
+    std::vector<Attribute> attrs;
+  };
+  const std::vector<PoolCase> cases = {
+      {"MaxPool", {2, 20, 9, 9}, {Attribute::make_ints("kernel_shape", {3, 3}), Attribute::make_ints("strides", {2, 2}),
+                                  Attribute::make_ints("pads", {1, 1, 1, 1})}},
+      {"MaxPool", {1, 16, 8, 7}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_ints("strides", {2, 2}),
+                                  Attribute::make_int("ceil_mode", 1)}},
+      {"AveragePool", {1, 33, 7, 7}, {Attribute::make_ints("kernel_shape", {3, 3}), Attribute::make_ints("pads", {1, 1, 1, 1})}},
+      {"AveragePool", {1, 24, 6, 6}, {Attribute::make_ints("kernel_shape", {3, 3}), Attribute::make_ints("pads", {1, 1, 1, 1}),
+                                      Attribute::make_int("count_include_pad", 1), Attribute::make_ints("strides", {2, 2})}},
+      {"GlobalAveragePool", {2, 20, 5, 7}, {}},
+      {"GlobalMaxPool", {1, 40, 3, 3}, {}},
+  };
+  uint32_t seed = 300;
+  for (const auto& c : cases) {
+    const Tensor x = rnd(c.x, seed++);
+    const Tensor want = onnx_op(c.op, {x}, c.attrs);
+    const std::string op = std::string("Nchwc") + c.op;
+    const Tensor ref = fused(op, {to_blocked(x)}, c.attrs, "reference");
+    EXPECT_TRUE(near(plain_out(ref, c.x[1]), want, 1e-6)) << op;
+    const Tensor fast = fused(op, {to_blocked(x)}, c.attrs, "fast");
+    EXPECT_TRUE(near(plain_out(fast, c.x[1]), want, 1e-5)) << op;
+  }
+}
+
+}  // namespace
+}  // namespace fusor::test
