@@ -129,6 +129,9 @@ TEST(Layout, CpuWithLayoutRulesKeepsOneTransposeAtEachEndAndComputesTheSame) {
   OptimizeOptions o = layout_options({"cpu"});
   for (const char* f : {"nhwc_conv_pool", "transpose_push", "transpose_axes"})
     o.rule_files.push_back(kRoot + "/rules/layout/" + f + ".rules");
+  // In place of cpu's own blocked layout (rules/nchwc): its conv rules off, nothing else fires.
+  o.disabled = {"conv_to_nchwc", "conv_plain_input_to_nchwc", "fused_conv_to_nchwc", "fused_conv_plain_input_to_nchwc",
+                "fused_conv_residual_to_nchwc", "fused_conv_residual_plain_input_to_nchwc"};
   OptimizeReport rep = optimize(*model, o);
   EXPECT_EQ(count_op(*model, "Conv"), 0);
   EXPECT_EQ(count_op(*model, "NhwcConv"), 4);
@@ -137,6 +140,24 @@ TEST(Layout, CpuWithLayoutRulesKeepsOneTransposeAtEachEndAndComputesTheSame) {
   EXPECT_EQ(count_op(*model, "Transpose"), 2) << "one after the input, one before Flatten";
   EXPECT_GT(rep.rules_fired["conv_to_nhwc"] + rep.rules_fired["fused_conv_to_nhwc"] +
                 rep.rules_fired["fused_conv_residual_to_nhwc"], 0);
+  EXPECT_LT(max_rel_diff(want, run(*model, nullptr)), 1e-4);
+}
+
+// cpu as shipped runs its convolutions and pools in the blocked layout NCHWc (rules/nchwc): the
+// RGB stem reads the NCHW input as it is, the only reorder is the one back to NCHW before Flatten.
+TEST(Layout, CpuRunsConvsAndPoolsBlockedWithOneReorderAtTheEnd) {
+  auto reference = small_cnn();
+  const std::vector<Tensor> want = run(*reference, nullptr);
+  auto model = small_cnn();
+  OptimizeReport rep = optimize(*model, layout_options({"cpu"}));
+  EXPECT_EQ(count_op(*model, "Conv") + count_op(*model, "FusedConv"), 0);
+  EXPECT_EQ(count_op(*model, "NchwcConv"), 4);
+  EXPECT_EQ(count_op(*model, "NchwcMaxPool"), 1);
+  EXPECT_EQ(count_op(*model, "NchwcAveragePool"), 1);
+  EXPECT_EQ(count_op(*model, "NchwcGlobalAveragePool"), 1);
+  EXPECT_EQ(count_op(*model, "ReorderToNchwc"), 0);
+  EXPECT_EQ(count_op(*model, "ReorderFromNchwc"), 1) << "before Flatten";
+  EXPECT_GT(rep.rules_fired["nchwc_reorder_pair"], 0);
   EXPECT_LT(max_rel_diff(want, run(*model, nullptr)), 1e-4);
 }
 
@@ -169,7 +190,7 @@ TEST(Layout, XnnpackRulesFuseOnlyClamps) {
   };
   auto cpu = build();
   optimize(*cpu, layout_options({"cpu"}));
-  EXPECT_EQ(count_op(*cpu, "FusedConv"), 1);
+  EXPECT_EQ(count_op(*cpu, "NchwcConv"), 1) << "a FusedConv with its Sigmoid, blocked";
   EXPECT_EQ(count_op(*cpu, "Sigmoid"), 0);
   if (!xnnpack_built()) GTEST_SKIP() << xnnpack::xnnpack_status();
   auto xnn = build();
