@@ -9,18 +9,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/util/regular_file.h"
+
 namespace fusor::cache {
 
 namespace {
-
-std::string kind_of_special(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 // "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: '%', '?' and '#' (and bytes outside
 // printable ASCII) percent-encoded.
@@ -66,7 +59,7 @@ PathIdentity identify_cache_path(const std::string& path) {
     if (errno == ENOENT) return {PathKind::Missing, ""};
     return {PathKind::Unreadable, std::strerror(errno)};
   }
-  if (!S_ISREG(st.st_mode)) return {PathKind::NotACache, kind_of_special(st.st_mode)};
+  if (!S_ISREG(st.st_mode)) return {PathKind::NotACache, file_kind_name(st.st_mode)};
   if (st.st_size == 0) return {PathKind::NotACache, "an empty file"};
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {PathKind::Unreadable, std::strerror(errno)};

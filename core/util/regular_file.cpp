@@ -9,9 +9,7 @@
 
 namespace fusor {
 
-namespace {
-
-const char* kind_of(mode_t m) {
+const char* file_kind_name(mode_t m) {
   if (S_ISDIR(m)) return "a directory";
   if (S_ISFIFO(m)) return "a FIFO";
   if (S_ISCHR(m)) return "a character device";
@@ -19,8 +17,6 @@ const char* kind_of(mode_t m) {
   if (S_ISSOCK(m)) return "a socket";
   return "not a regular file";
 }
-
-}  // namespace
 
 int open_regular_file(const std::string& path, size_t* size, std::string* why) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. It has no
@@ -37,7 +33,7 @@ int open_regular_file(const std::string& path, size_t* size, std::string* why) {
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    if (why) *why = std::string("not a regular file (") + kind_of(st.st_mode) + ")";
+    if (why) *why = std::string("not a regular file (") + file_kind_name(st.st_mode) + ")";
     ::close(fd);
     return -1;
   }
