@@ -13,7 +13,7 @@
 #include "cli/command.h"
 #include "dsl/rules.h"
 #include "core/util/error.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "engine/session/optimize.h"
 #include "core/util/json.h"
 

@@ -1,7 +1,8 @@
 // The typed AST of the rule language (see docs/rules-reference.md).
 //
 // The parser builds it; sema checks it and fills in the few resolution fields marked "set by
-// sema"; the matcher compiler (engine/rewrite) lowers it. Every node has a SourceLoc.
+// sema"; dsl/lower.h lowers it into
+// rules as data (core/pattern/). Every node has a SourceLoc.
 // Expressions are one small class hierarchy with a kind tag (as MLIR's PDLL AST), walked with
 // `dyn<T>()`.
 #pragma once
@@ -34,62 +35,62 @@ enum class ExprKind {
   Coalesce,   // b ?? 0.0
 };
 
-struct Expr {
-  explicit Expr(ExprKind k, SourceLoc l) : kind(k), loc(std::move(l)) {}
-  virtual ~Expr() = default;
+struct AstExpr {
+  explicit AstExpr(ExprKind k, SourceLoc l) : kind(k), loc(std::move(l)) {}
+  virtual ~AstExpr() = default;
   const ExprKind kind;
   SourceLoc loc;
 
   template <typename T> T* dyn() { return kind == T::kKind ? static_cast<T*>(this) : nullptr; }
   template <typename T> const T* dyn() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
 };
-using ExprPtr = std::unique_ptr<Expr>;
+using ExprPtr = std::unique_ptr<AstExpr>;
 
-struct NameExpr : Expr {
+struct NameExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Name;
-  NameExpr(SourceLoc l, std::string n) : Expr(kKind, std::move(l)), name(std::move(n)) {}
+  NameExpr(SourceLoc l, std::string n) : AstExpr(kKind, std::move(l)), name(std::move(n)) {}
   std::string name;
 };
 
-struct WildcardExpr : Expr {
+struct WildcardExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Wildcard;
-  explicit WildcardExpr(SourceLoc l) : Expr(kKind, std::move(l)) {}
+  explicit WildcardExpr(SourceLoc l) : AstExpr(kKind, std::move(l)) {}
 };
 
-struct OptionalExpr : Expr {
+struct OptionalExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Optional;
-  OptionalExpr(SourceLoc l, std::string n) : Expr(kKind, std::move(l)), name(std::move(n)) {}
+  OptionalExpr(SourceLoc l, std::string n) : AstExpr(kKind, std::move(l)), name(std::move(n)) {}
   std::string name;
 };
 
-struct VariadicExpr : Expr {
+struct VariadicExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Variadic;
-  VariadicExpr(SourceLoc l, std::string n) : Expr(kKind, std::move(l)), name(std::move(n)) {}
+  VariadicExpr(SourceLoc l, std::string n) : AstExpr(kKind, std::move(l)), name(std::move(n)) {}
   std::string name;
 };
 
-struct IntExpr : Expr {
+struct IntExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Int;
-  IntExpr(SourceLoc l, int64_t v) : Expr(kKind, std::move(l)), value(v) {}
+  IntExpr(SourceLoc l, int64_t v) : AstExpr(kKind, std::move(l)), value(v) {}
   int64_t value;
 };
 
-struct FloatExpr : Expr {
+struct FloatExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Float;
-  FloatExpr(SourceLoc l, double v, std::string t) : Expr(kKind, std::move(l)), value(v), text(std::move(t)) {}
+  FloatExpr(SourceLoc l, double v, std::string t) : AstExpr(kKind, std::move(l)), value(v), text(std::move(t)) {}
   double value;
   std::string text;  // as written, for messages
 };
 
-struct StringExpr : Expr {
+struct StringExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::String;
-  StringExpr(SourceLoc l, std::string v) : Expr(kKind, std::move(l)), value(std::move(v)) {}
+  StringExpr(SourceLoc l, std::string v) : AstExpr(kKind, std::move(l)), value(std::move(v)) {}
   std::string value;  // escapes resolved
 };
 
-struct ListExpr : Expr {
+struct ListExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::List;
-  explicit ListExpr(SourceLoc l) : Expr(kKind, std::move(l)) {}
+  explicit ListExpr(SourceLoc l) : AstExpr(kKind, std::move(l)) {}
   std::vector<ExprPtr> elements;
 };
 
@@ -119,9 +120,9 @@ enum class CallKind {
 
 struct PatternDecl;
 
-struct CallExpr : Expr {
+struct CallExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Call;
-  explicit CallExpr(SourceLoc l) : Expr(kKind, std::move(l)) {}
+  explicit CallExpr(SourceLoc l) : AstExpr(kKind, std::move(l)) {}
   std::vector<OpRef> ops;       // more than one: an alternation `Relu | Sigmoid (c)`
   std::vector<AttrItem> attrs;  // `< ... >`
   std::vector<ExprPtr> args;
@@ -134,26 +135,26 @@ struct CallExpr : Expr {
 
 // `base.attr`: an attribute of the node that produced `base` in the match. The pseudo-attributes
 // `op` (the op that matched) and `attrs` (all its attributes) are read the same way.
-struct AttrReadExpr : Expr {
+struct AttrReadExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::AttrRead;
   AttrReadExpr(SourceLoc l, std::string b, SourceLoc al, std::string a)
-      : Expr(kKind, std::move(l)), base(std::move(b)), attr_loc(std::move(al)), attr(std::move(a)) {}
+      : AstExpr(kKind, std::move(l)), base(std::move(b)), attr_loc(std::move(al)), attr(std::move(a)) {}
   std::string base;
   SourceLoc attr_loc;
   std::string attr;
 };
 
-struct IndexExpr : Expr {
+struct IndexExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Index;
-  IndexExpr(SourceLoc l, ExprPtr b, ExprPtr i) : Expr(kKind, std::move(l)), base(std::move(b)), index(std::move(i)) {}
+  IndexExpr(SourceLoc l, ExprPtr b, ExprPtr i) : AstExpr(kKind, std::move(l)), base(std::move(b)), index(std::move(i)) {}
   ExprPtr base, index;
 };
 
 enum class UnaryOp { Not, Neg };
 
-struct UnaryExpr : Expr {
+struct UnaryExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Unary;
-  UnaryExpr(SourceLoc l, UnaryOp o, ExprPtr e) : Expr(kKind, std::move(l)), op(o), operand(std::move(e)) {}
+  UnaryExpr(SourceLoc l, UnaryOp o, ExprPtr e) : AstExpr(kKind, std::move(l)), op(o), operand(std::move(e)) {}
   UnaryOp op;
   ExprPtr operand;
 };
@@ -162,18 +163,18 @@ enum class BinaryOp { Or, And, Eq, Ne, Lt, Le, Gt, Ge, In, Add, Sub, Mul, Div, M
 const char* binary_op_spelling(BinaryOp op);
 
 // loc is the operator's position.
-struct BinaryExpr : Expr {
+struct BinaryExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Binary;
   BinaryExpr(SourceLoc l, BinaryOp o, ExprPtr a, ExprPtr b)
-      : Expr(kKind, std::move(l)), op(o), lhs(std::move(a)), rhs(std::move(b)) {}
+      : AstExpr(kKind, std::move(l)), op(o), lhs(std::move(a)), rhs(std::move(b)) {}
   BinaryOp op;
   ExprPtr lhs, rhs;
 };
 
 // `value ?? fallback` (rewrite): the fallback when `value` is an absent optional input.
-struct CoalesceExpr : Expr {
+struct CoalesceExpr : AstExpr {
   static constexpr ExprKind kKind = ExprKind::Coalesce;
-  CoalesceExpr(SourceLoc l, ExprPtr v, ExprPtr f) : Expr(kKind, std::move(l)), value(std::move(v)), fallback(std::move(f)) {}
+  CoalesceExpr(SourceLoc l, ExprPtr v, ExprPtr f) : AstExpr(kKind, std::move(l)), value(std::move(v)), fallback(std::move(f)) {}
   ExprPtr value, fallback;
 };
 

@@ -16,7 +16,7 @@ int precedence(BinaryOp op) {
 }
 constexpr int kCoalesce = 6, kUnary = 7;
 
-int precedence_of(const Expr& e) {
+int precedence_of(const AstExpr& e) {
   if (auto* b = e.dyn<BinaryExpr>()) return precedence(b->op);
   if (e.dyn<CoalesceExpr>()) return kCoalesce;
   if (e.dyn<UnaryExpr>()) return kUnary;
@@ -38,7 +38,7 @@ std::string quoted(const std::string& s) {
 
 // `e` as an operand of an operator of precedence `p`; `right` when it is the right operand
 // (left-associative operators need parentheses there at equal precedence).
-std::string operand(const Expr& e, int p, bool right) {
+std::string operand(const AstExpr& e, int p, bool right) {
   const int q = precedence_of(e);
   std::string s = print_expr(e);
   return (q < p || (right && q == p)) ? "(" + s + ")" : s;
@@ -62,7 +62,7 @@ std::string statements(const std::vector<Statement>& ss, const std::string& inde
 
 }  // namespace
 
-std::string print_expr(const Expr& e) {
+std::string print_expr(const AstExpr& e) {
   switch (e.kind) {
     case ExprKind::Name: return e.dyn<NameExpr>()->name;
     case ExprKind::Wildcard: return "_";

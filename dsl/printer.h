@@ -8,7 +8,7 @@
 
 namespace fusor::dsl {
 
-std::string print_expr(const Expr& e);
+std::string print_expr(const AstExpr& e);
 std::string print_statement(const Statement& s);
 std::string print_rule(const RuleDecl& r);
 std::string print_pattern(const PatternDecl& p);

@@ -116,7 +116,7 @@ class ProviderChecker {
 
   // Kernel conditions see the node's attributes by name, `input_dtype` and `input_rank` (of
   // the first input), literals, and op and element-type names.
-  ExprType type(Expr& e, const OpInfo* op) {
+  ExprType type(AstExpr& e, const OpInfo* op) {
     switch (e.kind) {
       case ExprKind::Int: return ExprType::of(Kind::Int);
       case ExprKind::Float: return ExprType::of(Kind::Float);

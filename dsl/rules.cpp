@@ -20,7 +20,7 @@ const PatternDecl* RuleSet::find_pattern(const std::string& name) const {
 
 namespace {
 
-int64_t count_nodes(const Expr& e, int depth) {
+int64_t count_nodes(const AstExpr& e, int depth) {
   auto* c = e.dyn<CallExpr>();
   if (!c || depth > 16) return 0;  // depth: patterns cannot recurse (checked), this is a guard
   int64_t n = 0;

@@ -50,14 +50,14 @@ void Sema::check_attrs(CallExpr& c, const std::vector<const OpInfo*>& ops, Scope
   }
 }
 
-bool Sema::is_literal(const Expr& e) {
+bool Sema::is_literal(const AstExpr& e) {
   if (e.dyn<IntExpr>() || e.dyn<FloatExpr>() || e.dyn<StringExpr>()) return true;
   if (auto* l = e.dyn<ListExpr>())
     return std::all_of(l->elements.begin(), l->elements.end(), [](const ExprPtr& x) { return is_literal(*x); });
   return false;
 }
 
-bool Sema::is_match_attr_literal(const Expr& e) {
+bool Sema::is_match_attr_literal(const AstExpr& e) {
   if (e.dyn<IntExpr>() || e.dyn<FloatExpr>() || e.dyn<StringExpr>() || e.dyn<NameExpr>()) return true;
   if (auto* l = e.dyn<ListExpr>())
     return std::all_of(l->elements.begin(), l->elements.end(), [](const ExprPtr& x) { return is_match_attr_literal(*x); });

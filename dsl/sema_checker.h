@@ -89,10 +89,10 @@ class Sema {
   // ------------------------------------------------------------ literals and kinds
 
   // The kind of a literal input: Int, Float or String (lists by their elements).
-  Kind literal_kind(const Expr& e);
+  Kind literal_kind(const AstExpr& e);
 
   // A literal used as an op input: its kind must fit the input's element types.
-  void check_literal_input(const Expr& lit, const OpInfo& op, size_t i);
+  void check_literal_input(const AstExpr& lit, const OpInfo& op, size_t i);
 
   static ExprType attr_expr_type(AttrType t);
 
@@ -120,10 +120,10 @@ class Sema {
 
   ExprType builtin_type(CallExpr& c, const Scope& sc);
 
-  void kind_error(const Expr& e, const std::string& what, const ExprType& t);
+  void kind_error(const AstExpr& e, const std::string& what, const ExprType& t);
 
   // The kind of a where-clause or attribute-value expression.
-  ExprType expr_type(Expr& e, const Scope& sc);
+  ExprType expr_type(AstExpr& e, const Scope& sc);
 
   ExprType binary_type(BinaryExpr& b, const Scope& sc);
 
@@ -133,10 +133,10 @@ class Sema {
 
   void check_attrs(CallExpr& c, const std::vector<const OpInfo*>& ops, Scope& sc, bool in_match);
 
-  static bool is_match_attr_literal(const Expr& e);
+  static bool is_match_attr_literal(const AstExpr& e);
 
   // A number, string or list of them, written out (no names or calls).
-  static bool is_literal(const Expr& e);
+  static bool is_literal(const AstExpr& e);
 
   // `<...c>`: c's node must be matched, and the target op must accept every attribute c's op
   // may carry (unless set explicitly in the same list).
@@ -154,7 +154,7 @@ class Sema {
   // Checks one op/pattern call of a match; returns its output type variables.
   std::vector<int> match_call(CallExpr& c, Scope& sc, size_t num_outputs);
 
-  int match_arg(Expr& a, size_t i, const std::vector<const OpInfo*>& ops, Scope& sc);
+  int match_arg(AstExpr& a, size_t i, const std::vector<const OpInfo*>& ops, Scope& sc);
 
   void match_statement(Statement& s, Scope& sc);
 
@@ -168,11 +168,11 @@ class Sema {
 
   // A value the rewrite computes (a statement's right side, or an op input). Returns its
   // element-type variables (one per output; -1 when the rule cannot tell).
-  std::vector<int> rewrite_value(Expr& e, Scope& sc, size_t num_outputs);
+  std::vector<int> rewrite_value(AstExpr& e, Scope& sc, size_t num_outputs);
 
   std::vector<int> rewrite_call(CallExpr& c, Scope& sc, size_t num_outputs);
 
-  int rewrite_arg(Expr& a, size_t i, const OpInfo* op, Scope& sc);
+  int rewrite_arg(AstExpr& a, size_t i, const OpInfo* op, Scope& sc);
 
   void rewrite_statement(Statement& s, Scope& sc);
 

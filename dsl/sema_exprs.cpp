@@ -94,7 +94,7 @@ ExprType Sema::builtin_type(CallExpr& c, const Scope& sc) {
   }
   for (size_t i = 0; i < n; ++i) {
     ArgKind k = spec->args[std::min(i, fixed - 1)];
-    Expr& a = *c.args[i];
+    AstExpr& a = *c.args[i];
     if (k == ArgKind::ValueName) {
       auto* nm = a.dyn<NameExpr>();
       if (!nm) {
@@ -115,13 +115,13 @@ ExprType Sema::builtin_type(CallExpr& c, const Scope& sc) {
   return spec->result;
 }
 
-void Sema::kind_error(const Expr& e, const std::string& what, const ExprType& t) {
+void Sema::kind_error(const AstExpr& e, const std::string& what, const ExprType& t) {
   std::string hint;
   if (t.kind == Kind::Value) hint = "; read a tensor with scalar(x), value(x), shape(x), rank(x) or dtype(x)";
   diags_.error(e.loc, what + ", got " + (t.kind == Kind::Value ? "a " : "") + t.str() + hint);
 }
 
-ExprType Sema::expr_type(Expr& e, const Scope& sc) {
+ExprType Sema::expr_type(AstExpr& e, const Scope& sc) {
   switch (e.kind) {
     case ExprKind::Int: return ExprType::of(Kind::Int);
     case ExprKind::Float: return ExprType::of(Kind::Float);

@@ -29,7 +29,7 @@ std::vector<int> Sema::match_call(CallExpr& c, Scope& sc, size_t num_outputs) {
   std::vector<int> arg_vars;
   bool has_variadic = false;
   for (size_t i = 0; i < c.args.size(); ++i) {
-    Expr& a = *c.args[i];
+    AstExpr& a = *c.args[i];
     if (a.dyn<VariadicExpr>()) {
       has_variadic = true;
       if (i + 1 != c.args.size()) diags_.error(a.loc, quote(a.dyn<VariadicExpr>()->name + "...") + " must be the last argument");
@@ -45,7 +45,7 @@ std::vector<int> Sema::match_call(CallExpr& c, Scope& sc, size_t num_outputs) {
   return node_types(c, ops, arg_vars, num_outputs);
 }
 
-int Sema::match_arg(Expr& a, size_t i, const std::vector<const OpInfo*>& ops, Scope& sc) {
+int Sema::match_arg(AstExpr& a, size_t i, const std::vector<const OpInfo*>& ops, Scope& sc) {
   auto capture = [&](const std::string& name, const SourceLoc& loc) -> Binding& {
     auto it = sc.match.find(name);
     if (it != sc.match.end()) {
@@ -162,7 +162,7 @@ void Sema::check_connected(const std::vector<Statement>& stmts) {
   std::vector<bool> seen(stmts.size(), false);
   std::vector<size_t> work = {stmts.size() - 1};
   seen.back() = true;
-  std::function<void(const Expr&)> visit = [&](const Expr& e) {
+  std::function<void(const AstExpr&)> visit = [&](const AstExpr& e) {
     std::string name;
     if (auto* n = e.dyn<NameExpr>()) name = n->name;
     if (auto* o = e.dyn<OptionalExpr>()) name = o->name;

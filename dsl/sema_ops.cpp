@@ -5,7 +5,7 @@ namespace fusor::dsl::sema_detail {
 
 int Sema::rule_opset(const RuleDecl& r) const {
   int lo = catalog_.onnx_opset(), hi = INT_MAX;
-  std::function<void(const Expr&)> scan = [&](const Expr& e) {
+  std::function<void(const AstExpr&)> scan = [&](const AstExpr& e) {
     auto* b = e.dyn<BinaryExpr>();
     if (!b) return;
     if (b->op == BinaryOp::And) {
@@ -117,7 +117,7 @@ void Sema::check_arity(const CallExpr& c, const std::vector<const OpInfo*>& ops,
   }
 }
 
-Kind Sema::literal_kind(const Expr& e) {
+Kind Sema::literal_kind(const AstExpr& e) {
   if (e.dyn<IntExpr>()) return Kind::Int;
   if (e.dyn<FloatExpr>()) return Kind::Float;
   if (e.dyn<StringExpr>()) return Kind::String;
@@ -140,7 +140,7 @@ Kind Sema::literal_kind(const Expr& e) {
   return Kind::Unknown;
 }
 
-void Sema::check_literal_input(const Expr& lit, const OpInfo& op, size_t i) {
+void Sema::check_literal_input(const AstExpr& lit, const OpInfo& op, size_t i) {
   Kind k = literal_kind(lit);
   const FormalParam* f = op.input_formal(i);
   if (!f || k == Kind::Unknown) return;

@@ -12,7 +12,7 @@ int Sema::rewrite_name_var(const std::string& name, const SourceLoc& loc, Scope&
   return -1;
 }
 
-std::vector<int> Sema::rewrite_value(Expr& e, Scope& sc, size_t num_outputs) {
+std::vector<int> Sema::rewrite_value(AstExpr& e, Scope& sc, size_t num_outputs) {
   if (auto* c = e.dyn<CallExpr>()) {
     resolve(*c, Place::Rewrite);
     if (c->call_kind == CallKind::Op) return rewrite_call(*c, sc, num_outputs);
@@ -57,7 +57,7 @@ std::vector<int> Sema::rewrite_call(CallExpr& c, Scope& sc, size_t num_outputs) 
   return node_types(c, ops, arg_vars, num_outputs);
 }
 
-int Sema::rewrite_arg(Expr& a, size_t i, const OpInfo* op, Scope& sc) {
+int Sema::rewrite_arg(AstExpr& a, size_t i, const OpInfo* op, Scope& sc) {
   const FormalParam* f = op ? op->input_formal(i) : nullptr;
   switch (a.kind) {
     case ExprKind::Wildcard:
@@ -159,7 +159,7 @@ void Sema::rewrite_statement(Statement& s, Scope& sc) {
 
 namespace {
 
-void collect_names(const Expr& e, std::set<std::string>& out) {
+void collect_names(const AstExpr& e, std::set<std::string>& out) {
   if (auto* n = e.dyn<NameExpr>()) out.insert(n->name);
   if (auto* v = e.dyn<VariadicExpr>()) out.insert(v->name);
   if (auto* l = e.dyn<ListExpr>())

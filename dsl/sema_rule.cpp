@@ -74,7 +74,7 @@ void Sema::check_rule(RuleDecl& r) {
 
 std::set<std::string> Sema::required_constants(const RuleDecl& r) {
   std::set<std::string> out;
-  std::function<void(const Expr&)> scan = [&](const Expr& e) {
+  std::function<void(const AstExpr&)> scan = [&](const AstExpr& e) {
     if (auto* b = e.dyn<BinaryExpr>()) {
       if (b->op == BinaryOp::And) {
         scan(*b->lhs);

@@ -6,7 +6,7 @@
 
 #include "dsl/rules.h"
 #include "core/util/error.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "python/bindings.h"
 #ifdef FUSOR_PY_HAVE_RULETEST
 #include "engine/ruletest/model_check.h"

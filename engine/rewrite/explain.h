@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/rewrite/match.h"
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/rule.h"
 
 namespace fusor {
 

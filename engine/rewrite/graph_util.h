@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/ir/graph.h"
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/rule.h"
 
 namespace fusor {
 

@@ -59,7 +59,7 @@ class ConditionEval {
  public:
   ConditionEval(MatchEnv& env, NodeId n) : env_(env), n_(n), node_(env.graph.node(n)) {}
 
-  PValue eval(const dsl::Expr& e) {
+  PValue eval(const dsl::AstExpr& e) {
     using dsl::ExprKind;
     switch (e.kind) {
       case ExprKind::Int: return PValue::number(static_cast<double>(e.dyn<dsl::IntExpr>()->value));

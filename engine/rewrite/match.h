@@ -13,7 +13,7 @@
 
 #include "core/ir/graph.h"
 #include "engine/rewrite/normalize.h"
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/rule.h"
 
 namespace fusor {
 

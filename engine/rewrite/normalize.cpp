@@ -2,13 +2,10 @@
 
 #include <algorithm>
 
+#include "core/ops/op_traits.h"
 #include "engine/rewrite/graph_util.h"
 
 namespace fusor {
-
-static bool is_axes_input_op(const std::string& name) {
-  return name.rfind("Reduce", 0) == 0 || name == "Squeeze" || name == "Unsqueeze";
-}
 
 // Ops with spatial windows whose omitted `pads` mean zero padding on every spatial axis.
 static bool is_windowed_op(OpType op) {
@@ -27,24 +24,6 @@ static bool is_windowed_op(OpType op) {
 static int spatial_rank(OpType op, int in_rank) {
   const bool nchwc = op.domain() == kFusorDomain && op.name().rfind("Nchwc", 0) == 0;
   return nchwc ? 2 : in_rank - 2;
-}
-
-std::optional<std::string> lifted_input_attr(OpType op, size_t slot) {
-  if (!op.domain().empty()) return std::nullopt;
-  const std::string& name = op.name();
-  if (name == "Clip" && slot == 1) return std::string("min");
-  if (name == "Clip" && slot == 2) return std::string("max");
-  if (slot == 1 && is_axes_input_op(name)) return std::string("axes");
-  return std::nullopt;
-}
-
-bool lifted_as_input(OpType op, const std::string& attr, int64_t opset) {
-  const std::string& name = op.name();
-  if (name == "Clip") return opset >= 11;
-  if (attr != "axes") return false;
-  if (name == "Squeeze" || name == "Unsqueeze" || name == "ReduceSum") return opset >= 13;
-  if (is_axes_input_op(name)) return opset >= 18;
-  return false;
 }
 
 void normalize_axis_attr(Attribute& a, int rank) {

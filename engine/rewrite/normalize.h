@@ -11,7 +11,7 @@
 //   min/max inputs become `min`/`max` (as Clip-6's attributes were), constant `axes` inputs of
 //   Reduce*/Squeeze/Unsqueeze become the `axes` attribute. The lifted inputs drop out of the input
 //   list (trailing absent inputs too). The dsl lowers a literal written in such a slot
-//   (`Clip(x, 0.0, 6.0)`) to an attribute constraint using lifted_input_attr(); the rewriter puts
+//   (`Clip(x, 0.0, 6.0)`) to an attribute constraint using lifted_input_attr() (core/ops/op_traits.h); the rewriter puts
 //   such attributes back as inputs where the model's opset wants inputs.
 #pragma once
 #include <memory>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/ops/op_traits.h"
 
 namespace fusor {
 
@@ -32,12 +33,6 @@ struct NormalizedNode {
     return nullptr;
   }
 };
-
-// The attribute name an input slot is lifted to ("min"/"max" for Clip 1/2, "axes" for
-// Reduce*/Squeeze/Unsqueeze 1); nullopt when the slot is a plain input.
-std::optional<std::string> lifted_input_attr(OpType op, size_t slot);
-// Whether the ONNX opset spells the lifted attribute as an input.
-bool lifted_as_input(OpType op, const std::string& attr, int64_t opset);
 
 // Makes `axis`/`axes` non-negative for rank `rank` (no-op when rank < 0).
 void normalize_axis_attr(Attribute& a, int rank);

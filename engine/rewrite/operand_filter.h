@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/rule.h"
 
 namespace fusor {
 

@@ -19,7 +19,7 @@
 #include "core/ir/model.h"
 #include "engine/rewrite/explain.h"
 #include "engine/rewrite/match.h"
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/rule.h"
 
 namespace fusor {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/util/error.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "engine/rewrite/passes.h"
 
 namespace fusor::ruletest {

@@ -24,7 +24,7 @@ struct Lit {
   std::vector<double> values;
 };
 
-Lit literal(const dsl::Expr& e) {
+Lit literal(const dsl::AstExpr& e) {
   Lit l;
   if (auto* i = e.dyn<dsl::IntExpr>()) {
     l.ok = true;
@@ -57,7 +57,7 @@ std::string where(const dsl::SourceLoc& loc) { return loc.file + ":" + std::to_s
 }
 
 // Names a match expression reads (captures and values of other statements), nested calls included.
-void names_read(const dsl::Expr& e, std::set<std::string>& out) {
+void names_read(const dsl::AstExpr& e, std::set<std::string>& out) {
   if (auto* n = e.dyn<dsl::NameExpr>()) out.insert(n->name);
   if (auto* o = e.dyn<dsl::OptionalExpr>()) out.insert(o->name);
   if (auto* v = e.dyn<dsl::VariadicExpr>()) out.insert(v->name);
@@ -115,7 +115,7 @@ class Builder {
   };
 
   // Ops the match may contain (every alternative, every pattern body).
-  void match_ops(const dsl::Expr& e, std::set<std::string>& out) const {
+  void match_ops(const dsl::AstExpr& e, std::set<std::string>& out) const {
     auto* c = e.dyn<dsl::CallExpr>();
     if (!c) return;
     if (c->call_kind == dsl::CallKind::Op)
@@ -280,7 +280,7 @@ class Builder {
   }
 
   // A value argument (not a literal or wildcard).
-  ValueId arg_value(const dsl::Expr& a, Scope& sc) {
+  ValueId arg_value(const dsl::AstExpr& a, Scope& sc) {
     if (auto* n = a.dyn<dsl::NameExpr>()) return lookup(n->name, sc, false, a.loc);
     if (auto* o = a.dyn<dsl::OptionalExpr>()) return lookup(o->name, sc, true, a.loc);
     if (auto* v = a.dyn<dsl::VariadicExpr>()) return lookup(v->name, sc, false, a.loc);
@@ -321,7 +321,7 @@ class Builder {
     return set != 0;
   }
 
-  std::optional<Attribute> make_attr(const std::string& name, const dsl::Expr& e, const dsl::OpInfo* info) const {
+  std::optional<Attribute> make_attr(const std::string& name, const dsl::AstExpr& e, const dsl::OpInfo* info) const {
     const dsl::AttrInfo* ai = info ? info->attr(name) : nullptr;
     dsl::AttrType want = ai ? ai->type : dsl::AttrType::Other;
     Lit l = literal(e);
@@ -371,13 +371,13 @@ class Builder {
 
     std::vector<ValueId> ins(c.args.size(), kNoValue);
     for (size_t i = 0; i < c.args.size(); ++i) {
-      const dsl::Expr& a = *c.args[i];
+      const dsl::AstExpr& a = *c.args[i];
       if (a.dyn<dsl::WildcardExpr>() || literal(a).ok) continue;
       ins[i] = arg_value(a, sc);
     }
     std::vector<ValueId> scalar_literals;
     for (size_t i = 0; i < c.args.size(); ++i) {
-      const dsl::Expr& a = *c.args[i];
+      const dsl::AstExpr& a = *c.args[i];
       Lit l = literal(a);
       if (!l.ok) continue;
       DataType dt = literal_type(op, i, ins, l);

@@ -7,7 +7,7 @@ namespace fusor::ruletest {
 
 namespace {
 
-bool is_opset_call(const dsl::Expr& e) {
+bool is_opset_call(const dsl::AstExpr& e) {
   auto* c = e.dyn<dsl::CallExpr>();
   return c && c->ops.size() == 1 && c->ops[0].domain.empty() && c->callee() == "opset" && c->args.empty();
 }
@@ -16,7 +16,7 @@ bool is_opset_call(const dsl::Expr& e) {
 
 int test_opset(const dsl::RuleDecl& rule, int checked_opset) {
   int lo = 1, hi = checked_opset;
-  std::function<void(const dsl::Expr&)> scan = [&](const dsl::Expr& e) {
+  std::function<void(const dsl::AstExpr&)> scan = [&](const dsl::AstExpr& e) {
     auto* b = e.dyn<dsl::BinaryExpr>();
     if (!b) return;
     if (b->op == dsl::BinaryOp::And) {

@@ -17,7 +17,7 @@ std::string cat(const Parts&... parts) {
 }
 
 // An expression printed fully parenthesized.
-std::string shape(const Expr& e) {
+std::string shape(const AstExpr& e) {
   if (auto* b = e.dyn<BinaryExpr>())
     return cat("(", shape(*b->lhs), " ", binary_op_spelling(b->op), " ", shape(*b->rhs), ")");
   if (auto* c = e.dyn<CoalesceExpr>()) return cat("(", shape(*c->value), " ?? ", shape(*c->fallback), ")");

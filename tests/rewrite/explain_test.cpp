@@ -7,7 +7,7 @@
 #include "dsl/provider.h"
 #include "dsl/rules.h"
 #include "engine/rewrite/kernel_gate.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "engine/rewrite/runner.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
 
 #include "dsl/rules.h"
 #include "engine/exec/executor.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "engine/rewrite/runner.h"
 #include "test_util.h"
 

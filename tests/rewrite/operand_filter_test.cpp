@@ -6,7 +6,7 @@
 #include <random>
 
 #include "dsl/rules.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "engine/rewrite/match.h"
 #include "engine/rewrite/normalize.h"
 #include "engine/rewrite/operand_filter.h"

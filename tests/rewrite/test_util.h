@@ -5,7 +5,7 @@
 
 #include "core/ir/graph.h"
 #include "engine/rewrite/infer.h"
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/rule.h"
 
 namespace fusor::test {
 

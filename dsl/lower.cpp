@@ -1,4 +1,4 @@
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 
 #include <algorithm>
 #include <map>
@@ -6,34 +6,32 @@
 #include <set>
 #include <string>
 
-#include "engine/rewrite/normalize.h"
+#include "core/ops/op_traits.h"
 
-namespace fusor {
+namespace fusor::dsl {
 
 namespace {
 
-using dsl::ExprKind;
-
 // Thrown inside one rule's lowering; caught by lower_rule and turned into a diagnostic.
 struct Unsupported {
-  dsl::SourceLoc loc;
+  SourceLoc loc;
   std::string message;
 };
 
-OpType op_of(const dsl::OpRef& r) {
+OpType op_of(const OpRef& r) {
   return OpType(canonical_domain(r.domain), r.name);
 }
 
-std::optional<Literal> literal_of(const dsl::Expr& e) {
-  if (auto* i = e.dyn<dsl::IntExpr>()) return Literal::scalar(static_cast<double>(i->value), true);
-  if (auto* f = e.dyn<dsl::FloatExpr>()) return Literal::scalar(f->value, false);
-  if (auto* u = e.dyn<dsl::UnaryExpr>(); u && u->op == dsl::UnaryOp::Neg) {
+std::optional<Literal> literal_of(const AstExpr& e) {
+  if (auto* i = e.dyn<IntExpr>()) return Literal::scalar(static_cast<double>(i->value), true);
+  if (auto* f = e.dyn<FloatExpr>()) return Literal::scalar(f->value, false);
+  if (auto* u = e.dyn<UnaryExpr>(); u && u->op == UnaryOp::Neg) {
     auto l = literal_of(*u->operand);
     if (!l || l->is_list) return std::nullopt;
     l->values[0] = -l->values[0];
     return l;
   }
-  if (auto* l = e.dyn<dsl::ListExpr>()) {
+  if (auto* l = e.dyn<ListExpr>()) {
     Literal out;
     out.is_list = true;
     out.is_integer = true;
@@ -50,7 +48,7 @@ std::optional<Literal> literal_of(const dsl::Expr& e) {
 
 // A match attribute constraint's value, or a literal attribute of a rewrite: numbers, lists,
 // strings, element type names (as the int ONNX stores), op names (as strings).
-std::optional<Attribute> literal_attr(const std::string& name, const dsl::Expr& e) {
+std::optional<Attribute> literal_attr(const std::string& name, const AstExpr& e) {
   if (auto l = literal_of(e)) {
     if (!l->is_list)
       return l->is_integer ? Attribute::make_int(name, static_cast<int64_t>(l->values[0]))
@@ -64,17 +62,17 @@ std::optional<Attribute> literal_attr(const std::string& name, const dsl::Expr& 
     for (double d : l->values) v.push_back(static_cast<float>(d));
     return Attribute::make_floats(name, v);
   }
-  if (auto* s = e.dyn<dsl::StringExpr>()) return Attribute::make_string(name, s->value);
-  if (auto* l = e.dyn<dsl::ListExpr>()) {
+  if (auto* s = e.dyn<StringExpr>()) return Attribute::make_string(name, s->value);
+  if (auto* l = e.dyn<ListExpr>()) {
     std::vector<std::string> v;
     for (const auto& el : l->elements) {
-      auto* s = el->dyn<dsl::StringExpr>();
+      auto* s = el->dyn<StringExpr>();
       if (!s) return std::nullopt;
       v.push_back(s->value);
     }
     return Attribute::make_strings(name, v);
   }
-  if (auto* n = e.dyn<dsl::NameExpr>()) {
+  if (auto* n = e.dyn<NameExpr>()) {
     DataType dt = dtype_from_name(n->name);
     if (dt != DataType::Undefined) return Attribute::make_int(name, static_cast<int64_t>(dt));
     return Attribute::make_string(name, n->name);
@@ -86,7 +84,7 @@ std::optional<Attribute> literal_attr(const std::string& name, const dsl::Expr& 
 class RuleLowering {
  public:
   // choices[k]: the body used at the k-th pattern call inlined (0 past the end).
-  RuleLowering(const dsl::RuleDecl& r, const std::vector<size_t>& choices) : r_(r), choices_(choices) {}
+  RuleLowering(const RuleDecl& r, const std::vector<size_t>& choices) : r_(r), choices_(choices) {}
 
   // The number of bodies at each pattern call inlined by run(), in inlining order.
   const std::vector<size_t>& call_sites() const { return call_sites_; }
@@ -99,18 +97,18 @@ class RuleLowering {
     out.level = lower_level(r_.level);
     for (const auto& p : r_.providers) out.providers.push_back(p.name);
     if (r_.benefit) out.benefit = static_cast<int>(*r_.benefit);
-    else out.benefit = static_cast<int>(dsl::default_benefit(r_));
+    else out.benefit = static_cast<int>(default_benefit(r_));
     Pattern& p = out.pattern;
     p_ = &p;
     int root = -1;
-    for (const dsl::Statement& s : r_.match) root = lower_statement(s, scope_);
+    for (const Statement& s : r_.match) root = lower_statement(s, scope_);
     p.root = root;
     for (const auto& w : r_.where) {
       Expr e = lower_expr(*w, nullptr);
       p.where = p.where ? Expr::call(Expr::Op::And, {*p.where, std::move(e)}) : std::move(e);
     }
     rw_ = &out.rewrite;
-    for (const dsl::Statement& s : r_.rewrite) lower_rewrite_statement(s);
+    for (const Statement& s : r_.rewrite) lower_rewrite_statement(s);
     return out;
   }
 
@@ -127,10 +125,10 @@ class RuleLowering {
   int anon_var() { return p_->add_var(""); }
 
   // Lowers a match statement; returns the pattern node defining its (last) outputs.
-  int lower_statement(const dsl::Statement& s, Scope& scope) {
-    auto* call = s.value->dyn<dsl::CallExpr>();
+  int lower_statement(const Statement& s, Scope& scope) {
+    auto* call = s.value->dyn<CallExpr>();
     if (!call) throw Unsupported{s.loc, "a match statement must be a call"};
-    if (call->call_kind == dsl::CallKind::Pattern) {
+    if (call->call_kind == CallKind::Pattern) {
       std::vector<int> results;
       int node = inline_pattern(*call, scope, results);
       for (size_t i = 0; i < s.outputs.size() && i < results.size(); ++i) {
@@ -151,7 +149,7 @@ class RuleLowering {
     if (p_->vars[v].name.empty()) p_->vars[v].name = name;
   }
 
-  int lower_call(const dsl::CallExpr& c, Scope& scope, const std::vector<int>& outs) {
+  int lower_call(const CallExpr& c, Scope& scope, const std::vector<int>& outs) {
     PatternNode pn;
     for (const auto& o : c.ops) pn.ops.push_back(op_of(o));
     for (const auto& a : c.attrs) {
@@ -161,7 +159,7 @@ class RuleLowering {
       pn.attrs.push_back({a.name, *attr});
     }
     for (size_t i = 0; i < c.args.size(); ++i) {
-      const dsl::Expr& a = *c.args[i];
+      const AstExpr& a = *c.args[i];
       std::optional<std::string> lifted = lifted_slot(pn.ops, i);
       if (lifted && a.kind == ExprKind::Wildcard) {
         // `Unsqueeze(x, _)`: the normal form holds constant axes as an attribute; `_` constrains
@@ -213,15 +211,15 @@ class RuleLowering {
     return name;
   }
 
-  PInput lower_match_arg(const dsl::Expr& a, Scope& scope) {
+  PInput lower_match_arg(const AstExpr& a, Scope& scope) {
     switch (a.kind) {
-      case ExprKind::Name: return PInput::of(var(scope, a.dyn<dsl::NameExpr>()->name));
+      case ExprKind::Name: return PInput::of(var(scope, a.dyn<NameExpr>()->name));
       case ExprKind::Wildcard: return PInput::wildcard();
-      case ExprKind::Optional: return PInput::of(var(scope, a.dyn<dsl::OptionalExpr>()->name), true);
-      case ExprKind::Variadic: return PInput::tail(var(scope, a.dyn<dsl::VariadicExpr>()->name));
+      case ExprKind::Optional: return PInput::of(var(scope, a.dyn<OptionalExpr>()->name), true);
+      case ExprKind::Variadic: return PInput::tail(var(scope, a.dyn<VariadicExpr>()->name));
       case ExprKind::Call: {
-        const auto& c = *a.dyn<dsl::CallExpr>();
-        if (c.call_kind == dsl::CallKind::Pattern) {
+        const auto& c = *a.dyn<CallExpr>();
+        if (c.call_kind == CallKind::Pattern) {
           std::vector<int> results;
           inline_pattern(c, scope, results);
           return PInput::of(results.at(0));
@@ -235,15 +233,15 @@ class RuleLowering {
 
   // Inlines `c` (a pattern call) with the chosen body: parameters alias the arguments' vars,
   // other names are fresh. Returns the body's last node; `results` gets its output vars.
-  int inline_pattern(const dsl::CallExpr& c, Scope& scope, std::vector<int>& results) {
-    const dsl::PatternDecl* decl = c.pattern;
+  int inline_pattern(const CallExpr& c, Scope& scope, std::vector<int>& results) {
+    const PatternDecl* decl = c.pattern;
     if (!decl) throw Unsupported{c.loc, "unresolved pattern call '" + c.callee() + "'"};
     if (++depth_ > 32) throw Unsupported{c.loc, "patterns nest too deeply"};
     Scope local;
     for (size_t i = 0; i < decl->params.size() && i < c.args.size(); ++i) {
-      const dsl::Expr& a = *c.args[i];
+      const AstExpr& a = *c.args[i];
       int v;
-      if (auto* n = a.dyn<dsl::NameExpr>()) v = var(scope, n->name);
+      if (auto* n = a.dyn<NameExpr>()) v = var(scope, n->name);
       else if (a.kind == ExprKind::Call) {
         PInput in = lower_match_arg(a, scope);
         v = in.var;
@@ -256,7 +254,7 @@ class RuleLowering {
     size_t b = site < choices_.size() ? choices_[site] : 0;
     const auto& body = decl->bodies.at(b);
     int node = -1;
-    for (const dsl::Statement& s : body) node = lower_statement(s, local);
+    for (const Statement& s : body) node = lower_statement(s, local);
     if (node < 0) throw Unsupported{c.loc, "empty pattern body"};
     results = p_->nodes[node].outputs;
     --depth_;
@@ -271,29 +269,29 @@ class RuleLowering {
     return it == scope_.end() ? -1 : it->second;
   }
 
-  int value_var(const dsl::Expr& e) {
+  int value_var(const AstExpr& e) {
     std::string name;
-    if (auto* n = e.dyn<dsl::NameExpr>()) name = n->name;
-    else if (auto* o = e.dyn<dsl::OptionalExpr>()) name = o->name;
+    if (auto* n = e.dyn<NameExpr>()) name = n->name;
+    else if (auto* o = e.dyn<OptionalExpr>()) name = o->name;
     int v = name.empty() ? -1 : match_var(name);
     if (v < 0 || (rw_ && temps_.count(name)))
       throw Unsupported{e.loc, "this built-in takes a value bound in the match"};
     return v;
   }
 
-  Expr lower_expr(const dsl::Expr& e, const void*) {
+  Expr lower_expr(const AstExpr& e, const void*) {
     switch (e.kind) {
-      case ExprKind::Int: return Expr::num(static_cast<double>(e.dyn<dsl::IntExpr>()->value));
-      case ExprKind::Float: return Expr::num(e.dyn<dsl::FloatExpr>()->value);
+      case ExprKind::Int: return Expr::num(static_cast<double>(e.dyn<IntExpr>()->value));
+      case ExprKind::Float: return Expr::num(e.dyn<FloatExpr>()->value);
       case ExprKind::String: throw Unsupported{e.loc, "string constants are not supported in expressions by the engine"};
       case ExprKind::List: {
         Expr l;
         l.op = Expr::Op::List;
-        for (const auto& el : e.dyn<dsl::ListExpr>()->elements) l.kids.push_back(lower_expr(*el, nullptr));
+        for (const auto& el : e.dyn<ListExpr>()->elements) l.kids.push_back(lower_expr(*el, nullptr));
         return l;
       }
       case ExprKind::Name: {
-        const std::string& n = e.dyn<dsl::NameExpr>()->name;
+        const std::string& n = e.dyn<NameExpr>()->name;
         if (n == "true" || n == "false") return Expr::boolean_(n == "true");
         int v = match_var(n);
         if (v >= 0) { Expr x; x.op = Expr::Op::Var; x.var = v; return x; }
@@ -302,7 +300,7 @@ class RuleLowering {
         return Expr::op_name(OpType::onnx(n));
       }
       case ExprKind::AttrRead: {
-        const auto& a = *e.dyn<dsl::AttrReadExpr>();
+        const auto& a = *e.dyn<AttrReadExpr>();
         int v = match_var(a.base);
         if (v < 0) return Expr::op_name(OpType(canonical_domain(a.base), a.attr));  // fusor.Gelu
         if (a.attr == "op") return Expr::of_var(Expr::Op::OpOf, v);
@@ -310,30 +308,30 @@ class RuleLowering {
         return Expr::attr(v, a.attr);
       }
       case ExprKind::Index: {
-        const auto& i = *e.dyn<dsl::IndexExpr>();
+        const auto& i = *e.dyn<IndexExpr>();
         return Expr::call(Expr::Op::Index, {lower_expr(*i.base, nullptr), lower_expr(*i.index, nullptr)});
       }
       case ExprKind::Unary: {
-        const auto& u = *e.dyn<dsl::UnaryExpr>();
-        return Expr::call(u.op == dsl::UnaryOp::Not ? Expr::Op::Not : Expr::Op::Neg, {lower_expr(*u.operand, nullptr)});
+        const auto& u = *e.dyn<UnaryExpr>();
+        return Expr::call(u.op == UnaryOp::Not ? Expr::Op::Not : Expr::Op::Neg, {lower_expr(*u.operand, nullptr)});
       }
       case ExprKind::Binary: {
-        const auto& b = *e.dyn<dsl::BinaryExpr>();
-        static const std::map<dsl::BinaryOp, Expr::Op> ops = {
-            {dsl::BinaryOp::Or, Expr::Op::Or},   {dsl::BinaryOp::And, Expr::Op::And}, {dsl::BinaryOp::Eq, Expr::Op::Eq},
-            {dsl::BinaryOp::Ne, Expr::Op::Ne},   {dsl::BinaryOp::Lt, Expr::Op::Lt},   {dsl::BinaryOp::Le, Expr::Op::Le},
-            {dsl::BinaryOp::Gt, Expr::Op::Gt},   {dsl::BinaryOp::Ge, Expr::Op::Ge},   {dsl::BinaryOp::In, Expr::Op::In},
-            {dsl::BinaryOp::Add, Expr::Op::Add}, {dsl::BinaryOp::Sub, Expr::Op::Sub}, {dsl::BinaryOp::Mul, Expr::Op::Mul},
-            {dsl::BinaryOp::Div, Expr::Op::Div}, {dsl::BinaryOp::Mod, Expr::Op::Mod}};
+        const auto& b = *e.dyn<BinaryExpr>();
+        static const std::map<BinaryOp, Expr::Op> ops = {
+            {BinaryOp::Or, Expr::Op::Or},   {BinaryOp::And, Expr::Op::And}, {BinaryOp::Eq, Expr::Op::Eq},
+            {BinaryOp::Ne, Expr::Op::Ne},   {BinaryOp::Lt, Expr::Op::Lt},   {BinaryOp::Le, Expr::Op::Le},
+            {BinaryOp::Gt, Expr::Op::Gt},   {BinaryOp::Ge, Expr::Op::Ge},   {BinaryOp::In, Expr::Op::In},
+            {BinaryOp::Add, Expr::Op::Add}, {BinaryOp::Sub, Expr::Op::Sub}, {BinaryOp::Mul, Expr::Op::Mul},
+            {BinaryOp::Div, Expr::Op::Div}, {BinaryOp::Mod, Expr::Op::Mod}};
         return Expr::call(ops.at(b.op), {lower_expr(*b.lhs, nullptr), lower_expr(*b.rhs, nullptr)});
       }
-      case ExprKind::Call: return lower_builtin(*e.dyn<dsl::CallExpr>());
+      case ExprKind::Call: return lower_builtin(*e.dyn<CallExpr>());
       default: throw Unsupported{e.loc, "unsupported expression"};
     }
   }
 
-  Expr lower_builtin(const dsl::CallExpr& c) {
-    if (c.call_kind != dsl::CallKind::Builtin) throw Unsupported{c.loc, "an op call cannot appear in a condition"};
+  Expr lower_builtin(const CallExpr& c) {
+    if (c.call_kind != CallKind::Builtin) throw Unsupported{c.loc, "an op call cannot appear in a condition"};
     const std::string& f = c.callee();
     auto kids = [&] {
       std::vector<Expr> k;
@@ -364,10 +362,10 @@ class RuleLowering {
 
   // ---- rewrite ----
 
-  RInput rewrite_input(const dsl::Expr& e) {
+  RInput rewrite_input(const AstExpr& e) {
     switch (e.kind) {
       case ExprKind::Name: {
-        const std::string& n = e.dyn<dsl::NameExpr>()->name;
+        const std::string& n = e.dyn<NameExpr>()->name;
         if (auto it = temps_.find(n); it != temps_.end()) return it->second;
         int v = match_var(n);
         if (v >= 0) return RInput::of(v);
@@ -377,7 +375,7 @@ class RuleLowering {
       case ExprKind::Variadic:
         throw Unsupported{e.loc, "passing a variadic capture on in a rewrite is not supported by the engine"};
       case ExprKind::Coalesce: {
-        const auto& c = *e.dyn<dsl::CoalesceExpr>();
+        const auto& c = *e.dyn<CoalesceExpr>();
         auto lit = literal_of(*c.fallback);
         if (!lit) throw Unsupported{c.fallback->loc, "the fallback of '\?\?' must be a literal"};
         RInput in = rewrite_input(*c.value);
@@ -385,8 +383,8 @@ class RuleLowering {
         return RInput::or_literal(in.var, rw_->add_literal(*lit));
       }
       case ExprKind::Call: {
-        const auto& c = *e.dyn<dsl::CallExpr>();
-        if (c.call_kind == dsl::CallKind::Op) return RInput::node_out(lower_rnode(c, 1));
+        const auto& c = *e.dyn<CallExpr>();
+        if (c.call_kind == CallKind::Op) return RInput::node_out(lower_rnode(c, 1));
         break;
       }
       default: break;
@@ -395,7 +393,7 @@ class RuleLowering {
     return RInput::of_expr(rw_->add_expr(lower_expr(e, nullptr)));
   }
 
-  int lower_rnode(const dsl::CallExpr& c, int num_outputs) {
+  int lower_rnode(const CallExpr& c, int num_outputs) {
     if (c.ops.size() != 1) throw Unsupported{c.loc, "an alternation cannot appear in a rewrite"};
     RNode n;
     n.op = op_of(c.ops[0]);
@@ -407,13 +405,13 @@ class RuleLowering {
         t.kind = AttrTemplate::Kind::CopyAll;
         t.var = match_var(a.name);
         if (t.var < 0) throw Unsupported{a.loc, "'..." + a.name + "' must name a matched value"};
-      } else if (auto* r = a.value->dyn<dsl::AttrReadExpr>(); r && match_var(r->base) >= 0) {
+      } else if (auto* r = a.value->dyn<AttrReadExpr>(); r && match_var(r->base) >= 0) {
         t.var = match_var(r->base);
         if (r->attr == "op") t.kind = AttrTemplate::Kind::OpName;
         else if (r->attr == "attrs") t.kind = AttrTemplate::Kind::AttrsOf;
         else { t.kind = AttrTemplate::Kind::Read; t.read_name = r->attr; }
       } else if (auto lit = literal_attr(a.name, *a.value);
-                 lit && (a.value->kind != ExprKind::Name || match_var(a.value->dyn<dsl::NameExpr>()->name) < 0)) {
+                 lit && (a.value->kind != ExprKind::Name || match_var(a.value->dyn<NameExpr>()->name) < 0)) {
         t.kind = AttrTemplate::Kind::Literal;
         t.value = *lit;
       } else {
@@ -440,8 +438,8 @@ class RuleLowering {
     temps_[name] = src;
   }
 
-  void lower_rewrite_statement(const dsl::Statement& s) {
-    if (auto* c = s.value->dyn<dsl::CallExpr>(); c && c->call_kind == dsl::CallKind::Op) {
+  void lower_rewrite_statement(const Statement& s) {
+    if (auto* c = s.value->dyn<CallExpr>(); c && c->call_kind == CallKind::Op) {
       int n = lower_rnode(*c, static_cast<int>(std::max<size_t>(1, s.outputs.size())));
       for (size_t i = 0; i < s.outputs.size(); ++i) define(s.outputs[i].name, RInput::node_out(n, static_cast<int>(i)));
       return;
@@ -450,7 +448,7 @@ class RuleLowering {
     define(s.outputs[0].name, rewrite_input(*s.value));
   }
 
-  const dsl::RuleDecl& r_;
+  const RuleDecl& r_;
   const std::vector<size_t>& choices_;
   std::vector<size_t> call_sites_;
   Pattern* p_ = nullptr;
@@ -463,17 +461,17 @@ class RuleLowering {
 
 }  // namespace
 
-RuleLevel lower_level(dsl::Level level) {
+RuleLevel lower_level(Level level) {
   switch (level) {
-    case dsl::Level::Basic: return RuleLevel::Basic;
-    case dsl::Level::Extended: return RuleLevel::Extended;
-    case dsl::Level::Layout: return RuleLevel::Layout;
-    case dsl::Level::All: return RuleLevel::All;
+    case Level::Basic: return RuleLevel::Basic;
+    case Level::Extended: return RuleLevel::Extended;
+    case Level::Layout: return RuleLevel::Layout;
+    case Level::All: return RuleLevel::All;
   }
   return RuleLevel::Basic;
 }
 
-bool lower_rule(const dsl::RuleDecl& rule, std::vector<Rule>& out, dsl::Diagnostics& diags) {
+bool lower_rule(const RuleDecl& rule, std::vector<Rule>& out, Diagnostics& diags) {
   // Depth-first over the body chosen at each pattern call site, like an odometer: lower with the
   // current choices, then advance the last call site that has another body.
   std::vector<Rule> lowered;
@@ -503,10 +501,10 @@ bool lower_rule(const dsl::RuleDecl& rule, std::vector<Rule>& out, dsl::Diagnost
   return true;
 }
 
-std::vector<Rule> lower_rules(const std::vector<const dsl::RuleDecl*>& rules, dsl::Diagnostics& diags) {
+std::vector<Rule> lower_rules(const std::vector<const RuleDecl*>& rules, Diagnostics& diags) {
   std::vector<Rule> out;
-  for (const dsl::RuleDecl* r : rules) lower_rule(*r, out, diags);
+  for (const RuleDecl* r : rules) lower_rule(*r, out, diags);
   return out;
 }
 
-}  // namespace fusor
+}  // namespace fusor::dsl

@@ -1,5 +1,5 @@
-// Lowering of checked rule-language declarations (dsl/ast.h) into the engine's Rule structures
-// (pattern.h). The dsl front end has already checked the rules; lowering only reports what the
+// Lowering of checked rule-language declarations (dsl/ast.h) into rules as data
+// (core/pattern/rule.h), the form the engine runs: the engine never sees the AST. The dsl front end has already checked the rules; lowering only reports what the
 // engine cannot express, as an error diagnostic at the construct:
 // - a variadic capture `xs...` passed on in a rewrite (RInput has no tail kind);
 // - a literal or wildcard passed as a pattern-call argument;
@@ -15,21 +15,21 @@
 #pragma once
 #include <vector>
 
+#include "core/pattern/rule.h"
 #include "dsl/diagnostics.h"
 #include "dsl/rules.h"
-#include "engine/rewrite/pattern.h"
 
-namespace fusor {
+namespace fusor::dsl {
 
 inline constexpr size_t kMaxBodyCombinations = 64;
 
-RuleLevel lower_level(dsl::Level level);
+RuleLevel lower_level(Level level);
 
 // Lowers one checked rule; appends its Rules to `out`. Returns false (with diagnostics) when the
 // rule uses something the engine cannot run.
-bool lower_rule(const dsl::RuleDecl& rule, std::vector<Rule>& out, dsl::Diagnostics& diags);
+bool lower_rule(const RuleDecl& rule, std::vector<Rule>& out, Diagnostics& diags);
 
 // Lowers `rules` (e.g. RuleSet::select(...)) in order.
-std::vector<Rule> lower_rules(const std::vector<const dsl::RuleDecl*>& rules, dsl::Diagnostics& diags);
+std::vector<Rule> lower_rules(const std::vector<const RuleDecl*>& rules, Diagnostics& diags);
 
-}  // namespace fusor
+}  // namespace fusor::dsl

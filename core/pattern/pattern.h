@@ -1,4 +1,5 @@
-// Rules as data: the pattern, `where` predicates and rewrite templates the engine runs.
+// Rules as data (1/3): the pattern a rule matches. rewrite.h holds the rewrite templates,
+// rule.h the whole rule; expr.h the `where` expressions.
 //
 // Design note (for the lowering from the dsl AST):
 // - Every name in a rule (`x`, `c`, `y`, and every anonymous nested call result) is a *var*,
@@ -22,7 +23,7 @@
 // - An output written `_` (`y, _ = Dropout(x)`) or left out is outputs[i] = -1: it must have no
 //   consumers. Only named outputs a rewrite redefines may keep outside consumers.
 // - Literals in slots the normal form lifts to attributes (Clip's min/max, Reduce*/Squeeze/
-//   Unsqueeze axes: see lifted_input_attr in normalize.h) lower to AttrConstraints.
+//   Unsqueeze axes: see lifted_input_attr in core/ops/op_traits.h) lower to AttrConstraints.
 // - `const(a, b)` is Expr{IsConst} with Expr{Var} kids; `y.epsilon` is Expr{AttrRead};
 //   `y.op` is Expr{OpOf}; in a rewrite, `y.epsilon` used as an input is RInput::of_expr.
 // - `pattern NAME(params)` calls are inlined; a pattern with several bodies becomes one Rule per
@@ -31,7 +32,6 @@
 //   (file order), then name.
 // Values, not strings: op alternatives are interned OpTypes, so dispatch is an integer compare.
 #pragma once
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +39,10 @@
 #include "core/ir/attribute.h"
 #include "core/ir/dtype.h"
 #include "core/ir/symbol.h"
+#include "core/pattern/expr.h"
 
 namespace fusor {
+
 
 // A literal in a pattern or rewrite: a scalar (`1e-5`, `2`) or a list (`[-1, 1, 1, 1]`).
 struct Literal {
@@ -91,46 +93,6 @@ struct PatternNode {
   std::vector<int> outputs;
 };
 
-// ---- `where` expressions ----
-struct Expr {
-  enum class Op {
-    Number, Bool, List, OpName, DTypeName, // constants (List: kids are the elements)
-    IsConst,     // const(v...): kids are Var exprs
-    Rank, DType, Shape, Uses, Scalar,      // of `var`
-    AttrRead,    // var.name (ONNX default when omitted)
-    OpOf,        // var.op
-    Opset,       // opset(): the model's ONNX opset
-    Index,       // kids[0][kids[1]]
-    Add, Sub, Mul, Div, Mod, Neg,
-    Eq, Ne, Lt, Le, Gt, Ge,
-    And, Or, Not,
-    In,          // kids[0] in kids[1]
-    Compose,     // r[i] = p[q[i]]
-    Iota, Inverse, Len,
-    Permute,     // r[i] = xs[p[i]]
-    RemapAxes,   // r[i] = j where p[j] == axes[i]
-    Absent,      // absent(x): var bound to an absent optional input
-    ValueOf,     // value(x): a constant's elements as a flat list
-    Var,         // a var reference, used as an argument of IsConst
-  };
-  Op op = Op::Number;
-  double number = 0;
-  bool boolean = false;
-  int var = -1;
-  std::string name;     // AttrRead's attribute
-  OpType optype;        // OpName
-  DataType dtype = DataType::Undefined;  // DTypeName
-  std::vector<Expr> kids;
-
-  static Expr num(double v) { Expr e; e.number = v; return e; }
-  static Expr boolean_(bool b) { Expr e; e.op = Op::Bool; e.boolean = b; return e; }
-  static Expr of_var(Op op, int v) { Expr e; e.op = op; e.var = v; return e; }
-  static Expr attr(int v, std::string n) { Expr e; e.op = Op::AttrRead; e.var = v; e.name = std::move(n); return e; }
-  static Expr call(Op op, std::vector<Expr> kids) { Expr e; e.op = op; e.kids = std::move(kids); return e; }
-  static Expr op_name(OpType t) { Expr e; e.op = Op::OpName; e.optype = t; return e; }
-  static Expr dtype_name(DataType t) { Expr e; e.op = Op::DTypeName; e.dtype = t; return e; }
-};
-
 struct Pattern {
   std::vector<PatternVar> vars;
   std::vector<PatternNode> nodes;
@@ -148,79 +110,6 @@ struct Pattern {
   // The var of output `slot` of node `n`.
   int out(int n, int slot = 0) const { return nodes[n].outputs[slot]; }
   const std::string& var_name(int v) const { return vars[v].name; }
-};
-
-// ---- rewrite templates ----
-struct RInput {
-  // Expr: a value computed from the match used as a constant input (`Add(var, y.epsilon)`),
-  // typed like a literal.
-  enum class Kind { Var, NewNode, Literal, Absent, Expr };
-  Kind kind = Kind::Absent;
-  int var = -1;
-  int node = -1, slot = 0;       // NewNode
-  int literal = -1;              // Literal, or the `??` fallback of a Var
-  int expr = -1;                 // Expr: index into Rewrite::exprs
-  static RInput of(int v) { RInput r; r.kind = Kind::Var; r.var = v; return r; }
-  static RInput or_literal(int v, int lit) { RInput r; r.kind = Kind::Var; r.var = v; r.literal = lit; return r; }
-  static RInput node_out(int n, int s = 0) { RInput r; r.kind = Kind::NewNode; r.node = n; r.slot = s; return r; }
-  static RInput lit(int l) { RInput r; r.kind = Kind::Literal; r.literal = l; return r; }
-  static RInput absent() { return RInput{}; }
-  static RInput of_expr(int e) { RInput r; r.kind = Kind::Expr; r.expr = e; return r; }
-};
-
-struct AttrTemplate {
-  enum class Kind {
-    Literal,   // `value`
-    CopyAll,   // <...c>: every (normalized) attribute of var's producer; later templates override
-    Read,      // var.attr (with the ONNX default)
-    OpName,    // var.op as a string attribute
-    AttrsOf,   // var.attrs: floats of the matched node's numeric attributes (Clip min/max included)
-    FromExpr,  // an Expr evaluated over the match (int, float or ints)
-  };
-  Kind kind = Kind::Literal;
-  std::string name;       // the attribute set on the new node (unused for CopyAll)
-  Attribute value;        // Literal
-  int var = -1;           // CopyAll, Read, OpName, AttrsOf
-  std::string read_name;  // Read: the attribute read
-  std::optional<Expr> expr;
-};
-
-struct RNode {
-  OpType op;
-  std::vector<AttrTemplate> attrs;
-  std::vector<RInput> inputs;
-  int num_outputs = 1;
-};
-
-struct Redefinition {
-  int var = -1;    // a matched output var
-  RInput source;   // NewNode output, or Var (forwarding: `y = x`)
-};
-
-struct Rewrite {
-  std::vector<Literal> literals;
-  std::vector<Expr> exprs;
-  std::vector<RNode> nodes;
-  std::vector<Redefinition> redefs;
-  int add_literal(Literal l) { literals.push_back(std::move(l)); return static_cast<int>(literals.size()) - 1; }
-  int add_node(RNode n) { nodes.push_back(std::move(n)); return static_cast<int>(nodes.size()) - 1; }
-  int add_expr(Expr e) { exprs.push_back(std::move(e)); return static_cast<int>(exprs.size()) - 1; }
-};
-
-enum class RuleLevel { Basic = 1, Extended = 2, Layout = 3, All = 4 };
-
-struct Rule {
-  std::string name;
-  std::string file;   // for --trace and explain: "rules/basic.rules"
-  int line = 0;
-  RuleLevel level = RuleLevel::Basic;
-  std::vector<std::string> providers;  // empty: any
-  std::optional<int> benefit;          // default: number of matched nodes
-  Pattern pattern;
-  Rewrite rewrite;
-
-  int effective_benefit() const { return benefit ? *benefit : static_cast<int>(pattern.nodes.size()); }
-  std::string location() const { return file + ":" + std::to_string(line); }
 };
 
 }  // namespace fusor

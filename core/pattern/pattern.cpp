@@ -1,4 +1,4 @@
-#include "engine/rewrite/pattern.h"
+#include "core/pattern/pattern.h"
 
 #include <cmath>
 #include <sstream>
