@@ -32,7 +32,7 @@ void collect_fused(const Graph& g, int depth, json::Value& list) {
     if (!p) continue;
     json::Value v = json::Value::object();
     v.set("name", n.name);
-    v.set("op", n.op.domain().empty() ? n.op.name() : n.op.qualified());
+    v.set("op", n.op.qualified());
     v.set("rule", p->rule);
     json::Value replaced = json::Value::array();
     for (const auto& r : p->replaced) replaced.push_back(r);

@@ -46,7 +46,7 @@ int run_optimize(const Args& args) {
   for (const std::string& p : flags.options.providers) providers += (providers.empty() ? "" : ",") + p;
   // Nodes per provider (partitioning, engine/session/partition.h); a cache hit skipped optimize().
   const std::map<std::string, int64_t> provider_nodes =
-      partition_model(*model, load_provider_chain(flags.options.providers, flags.options.rules_root), false)
+      partition_model(*model, ProviderCatalog::load_or_throw(flags.options.providers, flags.options.rules_root), false)
           .nodes_per_provider;
   if (args.has("json")) {
     json::Value v = json::Value::object();

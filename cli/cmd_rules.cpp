@@ -21,17 +21,11 @@ namespace fusor::cli {
 
 namespace {
 
-dsl::Level to_dsl(OptLevel l) {
-  switch (l) {
-    case OptLevel::Extended: return dsl::Level::Extended;
-    case OptLevel::Layout: return dsl::Level::Layout;
-    case OptLevel::All: return dsl::Level::All;
-    default: return dsl::Level::Basic;
-  }
-}
+// The rules a level selects; `disabled` lists what `basic` would (no rule has that level).
+OptLevel rule_level(OptLevel l) { return l == OptLevel::Disabled ? OptLevel::Basic : l; }
 
 // Loads and lowers; prints diagnostics; throws BadInput on errors.
-dsl::RuleSet load_checked(const std::vector<std::string>& files, int opset, dsl::Level level,
+dsl::RuleSet load_checked(const std::vector<std::string>& files, int opset, OptLevel level,
                           const std::string& provider, std::vector<const dsl::RuleDecl*>& selected) {
   dsl::CheckOptions opts;
   opts.opset = opset;
@@ -57,14 +51,14 @@ int run_rules(const Args& args) {
   if (action == "check") {
     if (files.empty()) throw_usage("rules check: give at least one rule file");
     std::vector<const dsl::RuleDecl*> selected;
-    dsl::RuleSet set = load_checked(files, opset, dsl::Level::All, "", selected);
+    dsl::RuleSet set = load_checked(files, opset, OptLevel::All, "", selected);
     std::cout << "ok: " << set.rules.size() << " rule(s) in " << set.files.size() << " file(s)\n";
     return kExitOk;
   }
   if (action == "test") {
     if (files.empty()) throw_usage("rules test: give at least one rule file");
     std::vector<const dsl::RuleDecl*> selected;
-    dsl::RuleSet set = load_checked(files, opset, dsl::Level::All, "", selected);
+    dsl::RuleSet set = load_checked(files, opset, OptLevel::All, "", selected);
     return run_rules_test(args, set, files);
   }
   if (action != "list") throw_usage("unknown action '" + action + "' (known: check, list, test)");
@@ -74,13 +68,13 @@ int run_rules(const Args& args) {
   if (files.empty()) files = default_rule_files(level, provider);
   std::vector<const dsl::RuleDecl*> selected;
   dsl::RuleSet set;  // owns what `selected` points to
-  if (!files.empty()) set = load_checked(files, opset, to_dsl(level), provider, selected);
+  if (!files.empty()) set = load_checked(files, opset, rule_level(level), provider, selected);
   if (args.has("json")) {
     json::Value arr = json::Value::array();
     for (const dsl::RuleDecl* r : selected) {
       json::Value o = json::Value::object();
       o.set("name", r->name);
-      o.set("level", dsl::level_name(r->level));
+      o.set("level", opt_level_name(r->level));
       json::Value provs = json::Value::array();
       for (const auto& p : r->providers) provs.push_back(p.name);
       o.set("providers", provs);
@@ -92,7 +86,7 @@ int run_rules(const Args& args) {
     return kExitOk;
   }
   for (const dsl::RuleDecl* r : selected) {
-    std::cout << r->name << "  " << dsl::level_name(r->level) << "  " << r->loc.file << ":" << r->loc.line << "\n";
+    std::cout << r->name << "  " << opt_level_name(r->level) << "  " << r->loc.file << ":" << r->loc.line << "\n";
   }
   std::cout << selected.size() << " rule(s) at level " << opt_level_name(level) << " for " << provider << "\n";
   return kExitOk;

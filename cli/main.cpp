@@ -147,6 +147,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "see '%s --help'\n", where.c_str());
         return cli::kExitUsage;
       case ErrorKind::BadInput:
+        // The diagnostics behind the error (FILE:LINE:COL, source line, caret) come first.
+        std::fputs(e.details().c_str(), stderr);
         std::fprintf(stderr, "%s: error: %s\n", where.c_str(), e.what());
         return cli::kExitBadInput;
       case ErrorKind::Cancelled:

@@ -22,22 +22,4 @@ const char* binary_op_spelling(BinaryOp op) {
   return "?";
 }
 
-const char* level_name(Level l) {
-  switch (l) {
-    case Level::Basic: return "basic";
-    case Level::Extended: return "extended";
-    case Level::Layout: return "layout";
-    case Level::All: return "all";
-  }
-  return "basic";
-}
-
-std::optional<Level> parse_level(const std::string& s) {
-  if (s == "basic") return Level::Basic;
-  if (s == "extended") return Level::Extended;
-  if (s == "layout") return Level::Layout;
-  if (s == "all") return Level::All;
-  return std::nullopt;
-}
-
 }  // namespace fusor::dsl

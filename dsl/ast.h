@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pattern/level.h"
 #include "dsl/source.h"
 
 namespace fusor::dsl {
@@ -129,6 +130,9 @@ struct CallExpr : AstExpr {
   // Set by sema.
   CallKind call_kind = CallKind::Unresolved;
   const PatternDecl* pattern = nullptr;
+  // `y.op <...> (args)` in a rewrite (ops[0] is {domain "y", name "op"}): creates the op that
+  // matched `y`, one of its alternation's ops.
+  bool matched_op = false;
   // Callee name for builtins and patterns.
   const std::string& callee() const { return ops.front().name; }
 };
@@ -192,10 +196,6 @@ struct Statement {
   ExprPtr value;
 };
 
-enum class Level { Basic, Extended, Layout, All };
-const char* level_name(Level l);
-// "basic" -> Basic, ...; nullopt when unknown.
-std::optional<Level> parse_level(const std::string& s);
 
 struct NameRef {
   SourceLoc loc;
@@ -234,7 +234,7 @@ struct TestBlock {
 struct RuleDecl {
   SourceLoc loc;
   std::string name;
-  Level level = Level::Basic;  // default when no `level` clause
+  OptLevel level = OptLevel::Basic;  // default when no `level` clause (never Disabled)
   bool has_level = false;
   SourceLoc level_loc;
   std::string level_text;      // as written, for the unknown-level check

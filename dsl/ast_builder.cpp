@@ -99,7 +99,7 @@ std::unique_ptr<RuleDecl> AstBuilder::rule(const pt::node& n) {
       r->has_level = true;
       r->level_loc = loc(l);
       r->level_text = l.string();
-      r->level = parse_level(r->level_text).value_or(Level::Basic);
+      r->level = parse_rule_level(r->level_text).value_or(OptLevel::Basic);
     } else if (c.is_type<g::providers_clause>()) {
       for (const auto& p : c.children) r->providers.push_back({loc(*p), p->string()});
     } else if (c.is_type<g::benefit_clause>()) {

@@ -2,9 +2,9 @@
 // this file is its exact syntax. Whitespace, newlines and `#` comments separate tokens anywhere.
 //
 // Conventions:
-// - Rules named `expect_*` carry an error message (errors.h): when one fails, parsing stops with
+// - Rules named `expect_*` carry an error message (grammar_errors.h): when one fails, parsing stops with
 //   "expected ..." at that position, and the parser recovers at the next top-level keyword.
-// - The parse tree keeps only the rules listed in parse_tree_selector.h; ast_builder.cpp turns
+// - The parse tree keeps only the rules listed in parse_tree.h; ast_builder.cpp turns
 //   it into the typed AST.
 #pragma once
 #include <tao/pegtl.hpp>

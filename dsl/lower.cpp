@@ -7,16 +7,11 @@
 #include <string>
 
 #include "core/ops/op_traits.h"
+#include "dsl/lower_expr.h"
 
 namespace fusor::dsl {
 
 namespace {
-
-// Thrown inside one rule's lowering; caught by lower_rule and turned into a diagnostic.
-struct Unsupported {
-  SourceLoc loc;
-  std::string message;
-};
 
 OpType op_of(const OpRef& r) {
   return OpType(canonical_domain(r.domain), r.name);
@@ -94,7 +89,7 @@ class RuleLowering {
     out.name = r_.name;
     out.file = r_.loc.file;
     out.line = static_cast<int>(r_.loc.line);
-    out.level = lower_level(r_.level);
+    out.level = r_.level;
     for (const auto& p : r_.providers) out.providers.push_back(p.name);
     if (r_.benefit) out.benefit = static_cast<int>(*r_.benefit);
     else out.benefit = static_cast<int>(default_benefit(r_));
@@ -104,7 +99,7 @@ class RuleLowering {
     for (const Statement& s : r_.match) root = lower_statement(s, scope_);
     p.root = root;
     for (const auto& w : r_.where) {
-      Expr e = lower_expr(*w, nullptr);
+      Expr e = lower_expr(*w);
       p.where = p.where ? Expr::call(Expr::Op::And, {*p.where, std::move(e)}) : std::move(e);
     }
     rw_ = &out.rewrite;
@@ -127,7 +122,7 @@ class RuleLowering {
   // Lowers a match statement; returns the pattern node defining its (last) outputs.
   int lower_statement(const Statement& s, Scope& scope) {
     auto* call = s.value->dyn<CallExpr>();
-    if (!call) throw Unsupported{s.loc, "a match statement must be a call"};
+    if (!call) throw LowerError{s.loc, "a match statement must be a call"};
     if (call->call_kind == CallKind::Pattern) {
       std::vector<int> results;
       int node = inline_pattern(*call, scope, results);
@@ -144,7 +139,7 @@ class RuleLowering {
 
   // `y = pattern(...)`: y names the pattern's result var.
   void bind_name(Scope& scope, const std::string& name, int v) {
-    if (scope.count(name)) throw Unsupported{r_.loc, "'" + name + "' is used before the pattern call that binds it"};
+    if (scope.count(name)) throw LowerError{r_.loc, "'" + name + "' is used before the pattern call that binds it"};
     scope[name] = v;
     if (p_->vars[v].name.empty()) p_->vars[v].name = name;
   }
@@ -153,9 +148,9 @@ class RuleLowering {
     PatternNode pn;
     for (const auto& o : c.ops) pn.ops.push_back(op_of(o));
     for (const auto& a : c.attrs) {
-      if (a.spread) throw Unsupported{a.loc, "a spread '<...>' cannot appear in a match"};
+      if (a.spread) throw LowerError{a.loc, "a spread '<...>' cannot appear in a match"};
       auto attr = literal_attr(a.name, *a.value);
-      if (!attr) throw Unsupported{a.loc, "attribute '" + a.name + "' in a match must be a literal"};
+      if (!attr) throw LowerError{a.loc, "attribute '" + a.name + "' in a match must be a literal"};
       pn.attrs.push_back({a.name, *attr});
     }
     for (size_t i = 0; i < c.args.size(); ++i) {
@@ -227,7 +222,7 @@ class RuleLowering {
         int n = lower_call(c, scope, {});
         return PInput::of(p_->nodes[n].outputs[0]);
       }
-      default: throw Unsupported{a.loc, "unsupported argument in a match"};
+      default: throw LowerError{a.loc, "unsupported argument in a match"};
     }
   }
 
@@ -235,8 +230,8 @@ class RuleLowering {
   // other names are fresh. Returns the body's last node; `results` gets its output vars.
   int inline_pattern(const CallExpr& c, Scope& scope, std::vector<int>& results) {
     const PatternDecl* decl = c.pattern;
-    if (!decl) throw Unsupported{c.loc, "unresolved pattern call '" + c.callee() + "'"};
-    if (++depth_ > 32) throw Unsupported{c.loc, "patterns nest too deeply"};
+    if (!decl) throw LowerError{c.loc, "unresolved pattern call '" + c.callee() + "'"};
+    if (++depth_ > 32) throw LowerError{c.loc, "patterns nest too deeply"};
     Scope local;
     for (size_t i = 0; i < decl->params.size() && i < c.args.size(); ++i) {
       const AstExpr& a = *c.args[i];
@@ -246,7 +241,7 @@ class RuleLowering {
         PInput in = lower_match_arg(a, scope);
         v = in.var;
       } else if (a.kind == ExprKind::Wildcard) v = anon_var();
-      else throw Unsupported{a.loc, "pattern arguments must be names, '_' or calls (not literals)"};
+      else throw LowerError{a.loc, "pattern arguments must be names, '_' or calls (not literals)"};
       local[decl->params[i].name] = v;
     }
     size_t site = call_sites_.size();
@@ -255,7 +250,7 @@ class RuleLowering {
     const auto& body = decl->bodies.at(b);
     int node = -1;
     for (const Statement& s : body) node = lower_statement(s, local);
-    if (node < 0) throw Unsupported{c.loc, "empty pattern body"};
+    if (node < 0) throw LowerError{c.loc, "empty pattern body"};
     results = p_->nodes[node].outputs;
     --depth_;
     return node;
@@ -269,96 +264,34 @@ class RuleLowering {
     return it == scope_.end() ? -1 : it->second;
   }
 
-  int value_var(const AstExpr& e) {
+  // The rule's names for expressions: match vars; temporaries of the rewrite are not values a
+  // built-in can read.
+  class Names : public ExprVars {
+   public:
+    explicit Names(const RuleLowering& l) : l_(l) {}
+    std::optional<Expr> name(const std::string& n) const override {
+      int v = l_.match_var(n);
+      if (v < 0) return std::nullopt;
+      return Expr::of_var(Expr::Op::Var, v);
+    }
+    int attr_base(const std::string& base) const override { return l_.match_var(base); }
+    int value_var(const AstExpr& e) const override { return l_.value_var(e); }
+
+   private:
+    const RuleLowering& l_;
+  };
+
+  int value_var(const AstExpr& e) const {
     std::string name;
     if (auto* n = e.dyn<NameExpr>()) name = n->name;
     else if (auto* o = e.dyn<OptionalExpr>()) name = o->name;
     int v = name.empty() ? -1 : match_var(name);
     if (v < 0 || (rw_ && temps_.count(name)))
-      throw Unsupported{e.loc, "this built-in takes a value bound in the match"};
+      throw LowerError{e.loc, "this built-in takes a value bound in the match"};
     return v;
   }
 
-  Expr lower_expr(const AstExpr& e, const void*) {
-    switch (e.kind) {
-      case ExprKind::Int: return Expr::num(static_cast<double>(e.dyn<IntExpr>()->value));
-      case ExprKind::Float: return Expr::num(e.dyn<FloatExpr>()->value);
-      case ExprKind::String: throw Unsupported{e.loc, "string constants are not supported in expressions by the engine"};
-      case ExprKind::List: {
-        Expr l;
-        l.op = Expr::Op::List;
-        for (const auto& el : e.dyn<ListExpr>()->elements) l.kids.push_back(lower_expr(*el, nullptr));
-        return l;
-      }
-      case ExprKind::Name: {
-        const std::string& n = e.dyn<NameExpr>()->name;
-        if (n == "true" || n == "false") return Expr::boolean_(n == "true");
-        int v = match_var(n);
-        if (v >= 0) { Expr x; x.op = Expr::Op::Var; x.var = v; return x; }
-        DataType dt = dtype_from_name(n);
-        if (dt != DataType::Undefined) return Expr::dtype_name(dt);
-        return Expr::op_name(OpType::onnx(n));
-      }
-      case ExprKind::AttrRead: {
-        const auto& a = *e.dyn<AttrReadExpr>();
-        int v = match_var(a.base);
-        if (v < 0) return Expr::op_name(OpType(canonical_domain(a.base), a.attr));  // fusor.Gelu
-        if (a.attr == "op") return Expr::of_var(Expr::Op::OpOf, v);
-        if (a.attr == "attrs") throw Unsupported{e.loc, "'.attrs' is only supported as an attribute value"};
-        return Expr::attr(v, a.attr);
-      }
-      case ExprKind::Index: {
-        const auto& i = *e.dyn<IndexExpr>();
-        return Expr::call(Expr::Op::Index, {lower_expr(*i.base, nullptr), lower_expr(*i.index, nullptr)});
-      }
-      case ExprKind::Unary: {
-        const auto& u = *e.dyn<UnaryExpr>();
-        return Expr::call(u.op == UnaryOp::Not ? Expr::Op::Not : Expr::Op::Neg, {lower_expr(*u.operand, nullptr)});
-      }
-      case ExprKind::Binary: {
-        const auto& b = *e.dyn<BinaryExpr>();
-        static const std::map<BinaryOp, Expr::Op> ops = {
-            {BinaryOp::Or, Expr::Op::Or},   {BinaryOp::And, Expr::Op::And}, {BinaryOp::Eq, Expr::Op::Eq},
-            {BinaryOp::Ne, Expr::Op::Ne},   {BinaryOp::Lt, Expr::Op::Lt},   {BinaryOp::Le, Expr::Op::Le},
-            {BinaryOp::Gt, Expr::Op::Gt},   {BinaryOp::Ge, Expr::Op::Ge},   {BinaryOp::In, Expr::Op::In},
-            {BinaryOp::Add, Expr::Op::Add}, {BinaryOp::Sub, Expr::Op::Sub}, {BinaryOp::Mul, Expr::Op::Mul},
-            {BinaryOp::Div, Expr::Op::Div}, {BinaryOp::Mod, Expr::Op::Mod}};
-        return Expr::call(ops.at(b.op), {lower_expr(*b.lhs, nullptr), lower_expr(*b.rhs, nullptr)});
-      }
-      case ExprKind::Call: return lower_builtin(*e.dyn<CallExpr>());
-      default: throw Unsupported{e.loc, "unsupported expression"};
-    }
-  }
-
-  Expr lower_builtin(const CallExpr& c) {
-    if (c.call_kind != CallKind::Builtin) throw Unsupported{c.loc, "an op call cannot appear in a condition"};
-    const std::string& f = c.callee();
-    auto kids = [&] {
-      std::vector<Expr> k;
-      for (const auto& a : c.args) k.push_back(lower_expr(*a, nullptr));
-      return k;
-    };
-    static const std::map<std::string, Expr::Op> of_value = {
-        {"rank", Expr::Op::Rank},   {"dtype", Expr::Op::DType},   {"shape", Expr::Op::Shape}, {"uses", Expr::Op::Uses},
-        {"scalar", Expr::Op::Scalar}, {"value", Expr::Op::ValueOf}, {"absent", Expr::Op::Absent}};
-    static const std::map<std::string, Expr::Op> of_kids = {
-        {"compose", Expr::Op::Compose}, {"inverse", Expr::Op::Inverse}, {"iota", Expr::Op::Iota},
-        {"len", Expr::Op::Len},         {"permute", Expr::Op::Permute}, {"remap_axes", Expr::Op::RemapAxes}};
-    if (f == "const") {
-      std::vector<Expr> k;
-      for (const auto& a : c.args) {
-        Expr x;
-        x.op = Expr::Op::Var;
-        x.var = value_var(*a);
-        k.push_back(x);
-      }
-      return Expr::call(Expr::Op::IsConst, std::move(k));
-    }
-    if (f == "opset") return Expr::call(Expr::Op::Opset, {});
-    if (auto it = of_value.find(f); it != of_value.end()) return Expr::of_var(it->second, value_var(*c.args.at(0)));
-    if (auto it = of_kids.find(f); it != of_kids.end()) return Expr::call(it->second, kids());
-    throw Unsupported{c.loc, "the engine has no built-in '" + f + "'"};
-  }
+  Expr lower_expr(const AstExpr& e) const { return dsl::lower_expr(e, names_); }
 
   // ---- rewrite ----
 
@@ -373,13 +306,13 @@ class RuleLowering {
       }
       case ExprKind::Optional: return RInput::of(value_var(e));
       case ExprKind::Variadic:
-        throw Unsupported{e.loc, "passing a variadic capture on in a rewrite is not supported by the engine"};
+        throw LowerError{e.loc, "passing a variadic capture on in a rewrite is not supported by the engine"};
       case ExprKind::Coalesce: {
         const auto& c = *e.dyn<CoalesceExpr>();
         auto lit = literal_of(*c.fallback);
-        if (!lit) throw Unsupported{c.fallback->loc, "the fallback of '\?\?' must be a literal"};
+        if (!lit) throw LowerError{c.fallback->loc, "the fallback of '\?\?' must be a literal"};
         RInput in = rewrite_input(*c.value);
-        if (in.kind != RInput::Kind::Var) throw Unsupported{c.loc, "'\?\?' applies to a matched optional input"};
+        if (in.kind != RInput::Kind::Var) throw LowerError{c.loc, "'\?\?' applies to a matched optional input"};
         return RInput::or_literal(in.var, rw_->add_literal(*lit));
       }
       case ExprKind::Call: {
@@ -390,13 +323,18 @@ class RuleLowering {
       default: break;
     }
     if (auto lit = literal_of(e)) return RInput::lit(rw_->add_literal(*lit));
-    return RInput::of_expr(rw_->add_expr(lower_expr(e, nullptr)));
+    return RInput::of_expr(rw_->add_expr(lower_expr(e)));
   }
 
   int lower_rnode(const CallExpr& c, int num_outputs) {
-    if (c.ops.size() != 1) throw Unsupported{c.loc, "an alternation cannot appear in a rewrite"};
+    if (c.ops.size() != 1) throw LowerError{c.loc, "an alternation cannot appear in a rewrite"};
     RNode n;
-    n.op = op_of(c.ops[0]);
+    if (c.matched_op) {
+      n.op_of_var = match_var(c.ops[0].domain);
+      if (n.op_of_var < 0) throw LowerError{c.loc, "'" + c.ops[0].domain + ".op' needs a value of the match"};
+    } else {
+      n.op = op_of(c.ops[0]);
+    }
     n.num_outputs = num_outputs;
     for (const auto& a : c.attrs) {
       AttrTemplate t;
@@ -404,7 +342,7 @@ class RuleLowering {
       if (a.spread) {
         t.kind = AttrTemplate::Kind::CopyAll;
         t.var = match_var(a.name);
-        if (t.var < 0) throw Unsupported{a.loc, "'..." + a.name + "' must name a matched value"};
+        if (t.var < 0) throw LowerError{a.loc, "'..." + a.name + "' must name a matched value"};
       } else if (auto* r = a.value->dyn<AttrReadExpr>(); r && match_var(r->base) >= 0) {
         t.var = match_var(r->base);
         if (r->attr == "op") t.kind = AttrTemplate::Kind::OpName;
@@ -416,7 +354,7 @@ class RuleLowering {
         t.value = *lit;
       } else {
         t.kind = AttrTemplate::Kind::FromExpr;
-        t.expr = lower_expr(*a.value, nullptr);
+        t.expr = lower_expr(*a.value);
       }
       n.attrs.push_back(std::move(t));
     }
@@ -444,12 +382,13 @@ class RuleLowering {
       for (size_t i = 0; i < s.outputs.size(); ++i) define(s.outputs[i].name, RInput::node_out(n, static_cast<int>(i)));
       return;
     }
-    if (s.outputs.size() != 1) throw Unsupported{s.loc, "only an op call defines several values"};
+    if (s.outputs.size() != 1) throw LowerError{s.loc, "only an op call defines several values"};
     define(s.outputs[0].name, rewrite_input(*s.value));
   }
 
   const RuleDecl& r_;
   const std::vector<size_t>& choices_;
+  Names names_{*this};
   std::vector<size_t> call_sites_;
   Pattern* p_ = nullptr;
   Rewrite* rw_ = nullptr;
@@ -461,16 +400,6 @@ class RuleLowering {
 
 }  // namespace
 
-RuleLevel lower_level(Level level) {
-  switch (level) {
-    case Level::Basic: return RuleLevel::Basic;
-    case Level::Extended: return RuleLevel::Extended;
-    case Level::Layout: return RuleLevel::Layout;
-    case Level::All: return RuleLevel::All;
-  }
-  return RuleLevel::Basic;
-}
-
 bool lower_rule(const RuleDecl& rule, std::vector<Rule>& out, Diagnostics& diags) {
   // Depth-first over the body chosen at each pattern call site, like an odometer: lower with the
   // current choices, then advance the last call site that has another body.
@@ -480,7 +409,7 @@ bool lower_rule(const RuleDecl& rule, std::vector<Rule>& out, Diagnostics& diags
     RuleLowering l(rule, choices);
     try {
       lowered.push_back(l.run());
-    } catch (const Unsupported& u) {
+    } catch (const LowerError& u) {
       diags.error(u.loc.has_position() ? u.loc : rule.loc, "rule '" + rule.name + "': " + u.message);
       return false;
     }

@@ -2,8 +2,7 @@
 // (core/pattern/rule.h), the form the engine runs: the engine never sees the AST. The dsl front end has already checked the rules; lowering only reports what the
 // engine cannot express, as an error diagnostic at the construct:
 // - a variadic capture `xs...` passed on in a rewrite (RInput has no tail kind);
-// - a literal or wildcard passed as a pattern-call argument;
-// - a string constant inside a `where` expression.
+// - a literal or wildcard passed as a pattern-call argument.
 // A rule with such a construct yields no Rule (the caller must not run a rule set with errors).
 //
 // Pattern calls are inlined. A rule calling patterns with several bodies becomes one Rule per
@@ -22,8 +21,6 @@
 namespace fusor::dsl {
 
 inline constexpr size_t kMaxBodyCombinations = 64;
-
-RuleLevel lower_level(Level level);
 
 // Lowers one checked rule; appends its Rules to `out`. Returns false (with diagnostics) when the
 // rule uses something the engine cannot run.

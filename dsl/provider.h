@@ -6,9 +6,11 @@
 // the caller must not use a definition when diags.has_errors() (exit 2).
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/pattern/kernel_table.h"
 #include "dsl/ast.h"
 #include "dsl/diagnostics.h"
 #include "dsl/rules.h"
@@ -24,12 +26,14 @@ struct KernelDecl {
   SourceLoc loc;
   OpRef op;
   ExprPtr where;  // null: no constraint
+  // Set by the checks: `where` lowered to the one expression form (core/pattern/kernel_table.h).
+  std::optional<Expr> condition;
 };
 
 // `rules extended: a.rules, b.rules`
 struct ProviderRuleFiles {
   SourceLoc loc;
-  Level level = Level::Basic;
+  OptLevel level = OptLevel::Basic;
   SourceLoc level_loc;
   std::string level_text;
   struct File {
@@ -56,9 +60,11 @@ struct ProviderDef {
 
   // The rule files the provider loads at `level`: those of every `rules L:` line with L at or
   // below `level` (levels are cumulative, as in ONNX Runtime), in file order, each once.
-  std::vector<std::string> rule_files(Level level) const;
+  std::vector<std::string> rule_files(OptLevel level) const;
   // The declarations for an op ("" or "fusor" domain); empty when the provider cannot run it.
   std::vector<const KernelDecl*> kernels_for(const std::string& domain, const std::string& name) const;
+  // The kernel declarations lowered for the engine (a definition without errors).
+  KernelTable kernel_table() const;
 };
 
 // Parses and checks a definition given as text; `path` names it and anchors its rule files.

@@ -1,9 +1,12 @@
 #include "dsl/provider_check.h"
 
 #include <filesystem>
+#include <cctype>
 #include <map>
 
 #include "dsl/builtins.h"
+#include "dsl/expr_check.h"
+#include "dsl/lower_expr.h"
 #include "dsl/op_catalog.h"
 #include "dsl/suggest.h"
 
@@ -44,7 +47,7 @@ class ProviderChecker {
 
   void check_rules() {
     for (const auto& r : def_.rules) {
-      if (!parse_level(r.level_text))
+      if (!parse_rule_level(r.level_text))
         diags_.error(r.level_loc, "unknown level " + quote(r.level_text) + "; expected basic, extended, layout or all" +
                                 did_you_mean(r.level_text, {"basic", "extended", "layout", "all"}));
       for (const auto& f : r.files) {
@@ -67,11 +70,85 @@ class ProviderChecker {
         }
         continue;
       }
-      ExprType t = type(*k.where, op);
+      const size_t errors = diags_.error_count();
+      KernelScope scope(*this, op);
+      ExprType t = ExprChecker(catalog_, diags_, scope).check(*k.where);
       if (t.kind != Kind::Bool && t.kind != Kind::Unknown)
         diags_.error(k.where->loc, "a kernel condition must be true or false, got " + t.str());
+      if (diags_.error_count() != errors) continue;
+      try {
+        k.condition = lower_expr(*k.where, KernelVars(op));
+      } catch (const LowerError& e) {
+        diags_.error(e.loc, e.message);
+      }
     }
   }
+
+  // The names of a kernel condition: the node's attributes, `input_dtype` and `input_rank` (of
+  // its first input); no values, so built-ins that read a tensor have nothing to read.
+  class KernelScope : public ExprScope {
+   public:
+    KernelScope(ProviderChecker& c, const OpInfo* op) : c_(c), op_(op) {}
+    std::optional<ExprType> name(const NameExpr& n) override {
+      if (op_)
+        if (const AttrInfo* a = op_->attr(n.name)) return attr_type(a->type);
+      if (n.name == "input_dtype") return ExprType::of(Kind::DType);
+      if (n.name == "input_rank") return ExprType::of(Kind::Int);
+      return std::nullopt;
+    }
+    void unknown_name(const NameExpr& n) override {
+      if (!op_) return;  // the unknown op is reported
+      std::vector<std::string> names = {"input_dtype", "input_rank"};
+      for (const auto& a : op_->attrs) names.push_back(a.name);
+      c_.diags_.error(n.loc, "unknown name " + quote(n.name) + ": not an attribute of " + op_->qualified() +
+                                 did_you_mean(n.name, names));
+    }
+    bool binds(const std::string&) const override { return false; }
+    ExprType attr_read(const AttrReadExpr& a) override {
+      c_.diags_.error(a.loc, "kernel conditions name the node's attributes directly ('group', not 'x.group')");
+      return ExprType::of(Kind::Unknown);
+    }
+    std::optional<ExprType> call(CallExpr& c) override {
+      const OpRef& f = c.ops.front();
+      const bool builtin_like = c.ops.size() == 1 && f.domain.empty() && c.attrs.empty() && !f.name.empty() &&
+                                (find_builtin(f.name) || std::islower(static_cast<unsigned char>(f.name[0])));
+      if (builtin_like) {
+        c.call_kind = CallKind::Builtin;
+        return std::nullopt;
+      }
+      c_.diags_.error(c.loc, "a kernel condition uses the node's attributes, input_dtype, input_rank, literals, "
+                             "comparisons and built-in functions of lists and numbers only");
+      return ExprType::of(Kind::Unknown);
+    }
+    void value_argument(const CallExpr& c, const AstExpr& a) override {
+      c_.diags_.error(a.loc, c.callee() + "() reads a tensor, and a kernel condition has none: the node's first input "
+                                          "is input_dtype and input_rank");
+    }
+    void op_name(const OpRef& ref) override { c_.lookup(ref); }
+    int opset() const override { return c_.catalog_.onnx_opset(); }
+
+   private:
+    ProviderChecker& c_;
+    const OpInfo* op_;
+  };
+
+  // Lowering: attributes are read on the node (KernelTable::kNodeVar, its first output), input_*
+  // of its first input (kInputVar).
+  class KernelVars : public ExprVars {
+   public:
+    explicit KernelVars(const OpInfo* op) : op_(op) {}
+    std::optional<Expr> name(const std::string& n) const override {
+      if (op_ && op_->attr(n)) return Expr::attr(KernelTable::kNodeVar, n);
+      if (n == "input_dtype") return Expr::of_var(Expr::Op::DType, KernelTable::kInputVar);
+      if (n == "input_rank") return Expr::of_var(Expr::Op::Rank, KernelTable::kInputVar);
+      return std::nullopt;
+    }
+    int attr_base(const std::string&) const override { return -1; }
+    int value_var(const AstExpr& a) const override { throw LowerError{a.loc, "a kernel condition has no values"}; }
+
+   private:
+    const OpInfo* op_;
+  };
 
   const OpInfo* lookup(const OpRef& ref) {
     OpLookupResult r = catalog_.find(ref.domain, ref.name);
@@ -104,110 +181,6 @@ class ProviderChecker {
       case AttrType::Floats: return ExprType::of(Kind::List, Kind::Float);
       case AttrType::Strings: return ExprType::of(Kind::List, Kind::String);
       default: return ExprType::of(Kind::Unknown);
-    }
-  }
-
-  static bool comparable(const ExprType& a, const ExprType& b) {
-    if (a.kind == Kind::Unknown || b.kind == Kind::Unknown) return true;
-    if (a.is_number() && b.is_number()) return true;
-    auto textish = [](Kind k) { return k == Kind::Op || k == Kind::String; };
-    return (textish(a.kind) && textish(b.kind)) || a.kind == b.kind;
-  }
-
-  // Kernel conditions see the node's attributes by name, `input_dtype` and `input_rank` (of
-  // the first input), literals, and op and element-type names.
-  ExprType type(AstExpr& e, const OpInfo* op) {
-    switch (e.kind) {
-      case ExprKind::Int: return ExprType::of(Kind::Int);
-      case ExprKind::Float: return ExprType::of(Kind::Float);
-      case ExprKind::String: return ExprType::of(Kind::String);
-      case ExprKind::List: {
-        ExprType t = ExprType::of(Kind::List);
-        bool first = true;
-        for (auto& el : e.dyn<ListExpr>()->elements) {
-          Kind k = type(*el, op).kind;
-          t.elem = first ? k : (t.elem == k ? k : Kind::Unknown);
-          first = false;
-        }
-        return t;
-      }
-      case ExprKind::Name: {
-        const std::string& n = e.dyn<NameExpr>()->name;
-        if (op) {
-          if (const AttrInfo* a = op->attr(n)) return attr_type(a->type);
-        }
-        if (n == "input_dtype") return ExprType::of(Kind::DType);
-        if (n == "input_rank") return ExprType::of(Kind::Int);
-        if (dtype_from_rule_name(n) != DataType::Undefined) return ExprType::of(Kind::DType);
-        if (catalog_.find("", n).status != OpLookup::UnknownOp) return ExprType::of(Kind::Op);
-        if (op) {
-          std::vector<std::string> names = {"input_dtype", "input_rank"};
-          for (const auto& a : op->attrs) names.push_back(a.name);
-          diags_.error(e.loc, "unknown name " + quote(n) + ": not an attribute of " + op->qualified() +
-                                  did_you_mean(n, names));
-        }
-        return ExprType::of(Kind::Unknown);
-      }
-      case ExprKind::AttrRead: {
-        auto& a = *e.dyn<AttrReadExpr>();
-        if (catalog_.known_domain(a.base)) {
-          lookup(OpRef{a.loc, a.base, a.attr});
-          return ExprType::of(Kind::Op);
-        }
-        diags_.error(e.loc, "kernel conditions name the node's attributes directly ('group', not 'x.group')");
-        return ExprType::of(Kind::Unknown);
-      }
-      case ExprKind::Unary: {
-        auto& u = *e.dyn<UnaryExpr>();
-        ExprType t = type(*u.operand, op);
-        if (u.op == UnaryOp::Not) {
-          if (t.kind != Kind::Bool && t.kind != Kind::Unknown) diags_.error(u.operand->loc, "'!' needs a condition, got " + t.str());
-          return ExprType::of(Kind::Bool);
-        }
-        return t;
-      }
-      case ExprKind::Binary: {
-        auto& b = *e.dyn<BinaryExpr>();
-        ExprType l = type(*b.lhs, op), r = type(*b.rhs, op);
-        const std::string sp = quote(binary_op_spelling(b.op));
-        switch (b.op) {
-          case BinaryOp::And:
-          case BinaryOp::Or:
-            for (auto [side, t] : {std::pair{b.lhs.get(), l}, std::pair{b.rhs.get(), r}})
-              if (t.kind != Kind::Bool && t.kind != Kind::Unknown)
-                diags_.error(side->loc, sp + " needs conditions on both sides, got " + t.str());
-            return ExprType::of(Kind::Bool);
-          case BinaryOp::In:
-            if (r.kind != Kind::List && r.kind != Kind::Unknown) diags_.error(b.rhs->loc, "'in' needs a list on its right, got " + r.str());
-            else if (r.kind == Kind::List && !comparable(l, ExprType::of(r.elem)))
-              diags_.error(b.loc, "cannot look for " + l.str() + " in a " + r.str());
-            return ExprType::of(Kind::Bool);
-          case BinaryOp::Eq:
-          case BinaryOp::Ne:
-            if (!comparable(l, r)) diags_.error(b.loc, "cannot compare " + l.str() + " with " + r.str());
-            return ExprType::of(Kind::Bool);
-          case BinaryOp::Lt:
-          case BinaryOp::Le:
-          case BinaryOp::Gt:
-          case BinaryOp::Ge:
-            if (!l.is_number() || !r.is_number()) diags_.error(b.loc, sp + " compares numbers, got " + l.str() + " and " + r.str());
-            return ExprType::of(Kind::Bool);
-          default:
-            if (!l.is_number() || !r.is_number()) diags_.error(b.loc, sp + " needs numbers, got " + l.str() + " and " + r.str());
-            return ExprType::of(l.kind == Kind::Float || r.kind == Kind::Float ? Kind::Float : Kind::Int);
-        }
-      }
-      case ExprKind::Index: {
-        auto& ix = *e.dyn<IndexExpr>();
-        ExprType b = type(*ix.base, op);
-        type(*ix.index, op);
-        if (b.kind != Kind::List && b.kind != Kind::Unknown) diags_.error(ix.base->loc, "only lists can be indexed, got " + b.str());
-        return ExprType::of(b.kind == Kind::List ? b.elem : Kind::Unknown);
-      }
-      default:
-        diags_.error(e.loc, "a kernel condition uses the node's attributes, input_dtype, input_rank, literals and "
-                            "comparisons only");
-        return ExprType::of(Kind::Unknown);
     }
   }
 

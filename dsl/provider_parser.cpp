@@ -8,6 +8,7 @@
 #include "dsl/parse_tree.h"
 #include "dsl/parse_util.h"
 #include "dsl/parser.h"
+#include "dsl/printer.h"
 #include "dsl/provider.h"
 #include "dsl/provider_check.h"
 
@@ -40,7 +41,7 @@ void add_item(const pt::node& n, AstBuilder& b, ProviderDef& def) {
     r.loc = b.loc(n);
     r.level_loc = b.loc(*n.children.at(0));
     r.level_text = n.children.at(0)->string();
-    r.level = parse_level(r.level_text).value_or(Level::Basic);
+    r.level = parse_rule_level(r.level_text).value_or(OptLevel::Basic);
     fs::path base = fs::path(def.path).parent_path();
     for (size_t i = 1; i < n.children.size(); ++i) {
       const pt::node& f = *n.children[i];
@@ -77,7 +78,7 @@ void add_item(const pt::node& n, AstBuilder& b, ProviderDef& def) {
 
 const char* layout_name(Layout l) { return l == Layout::NHWC ? "NHWC" : "NCHW"; }
 
-std::vector<std::string> ProviderDef::rule_files(Level level) const {
+std::vector<std::string> ProviderDef::rule_files(OptLevel level) const {
   std::vector<std::string> out;
   for (const auto& r : rules) {
     if (static_cast<int>(r.level) > static_cast<int>(level)) continue;
@@ -93,6 +94,20 @@ std::vector<const KernelDecl*> ProviderDef::kernels_for(const std::string& domai
   for (const auto& k : kernels)
     if (k.op.domain == d && k.op.name == name) out.push_back(&k);
   return out;
+}
+
+KernelTable ProviderDef::kernel_table() const {
+  KernelTable t;
+  t.provider = name;
+  for (const KernelDecl& k : kernels) {
+    KernelEntry e;
+    e.op = OpType(canonical_domain(k.op.domain), k.op.name);
+    e.when = k.condition;
+    if (k.where) e.when_text = print_expr(*k.where);
+    e.location = k.loc.file + ":" + std::to_string(k.loc.line);
+    t.entries.push_back(std::move(e));
+  }
+  return t;
 }
 
 std::unique_ptr<ProviderDef> parse_provider_text(const std::string& path, const std::string& text,

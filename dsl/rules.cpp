@@ -41,7 +41,7 @@ int64_t default_benefit(const RuleDecl& r) {
   return n;
 }
 
-std::vector<const RuleDecl*> RuleSet::select(Level level, const std::string& provider) const {
+std::vector<const RuleDecl*> RuleSet::select(OptLevel level, const std::string& provider) const {
   std::vector<const RuleDecl*> out;
   for (const RuleDecl* r : rules) {
     if (static_cast<int>(r->level) > static_cast<int>(level)) continue;

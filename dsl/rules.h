@@ -40,7 +40,7 @@ struct RuleSet {
   // rule's level is at or below `level` (basic < extended < layout < all), and its `providers`
   // clause, if any, names `provider` ("" matches every rule). Priority: larger benefit first
   // (the default benefit is the number of matched nodes), then file order, then name.
-  std::vector<const RuleDecl*> select(Level level, const std::string& provider = "") const;
+  std::vector<const RuleDecl*> select(OptLevel level, const std::string& provider = "") const;
 };
 
 // The default benefit of a rule: the number of op nodes its match names (nested calls

@@ -72,10 +72,12 @@ void Sema::check_spread(const AttrItem& item, const std::vector<const OpInfo*>& 
   std::set<std::string> overridden;
   for (const auto& a : c.attrs)
     if (!a.spread) overridden.insert(a.name);
+  // `y.op <...y>`: each op of y's alternation copies its own attributes.
+  const bool same_node = c.matched_op && c.ops.front().domain == item.name;
   for (const OpInfo* src : it->second) {
     if (!src) continue;
     for (const OpInfo* dst : targets) {
-      if (!dst) continue;
+      if (!dst || (same_node && dst != src)) continue;
       std::vector<std::string> missing;
       for (const auto& a : src->attrs) {
         if (a.normalized || overridden.count(a.name)) continue;

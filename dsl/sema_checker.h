@@ -2,7 +2,7 @@
 // split across files by concern:
 //   sema.cpp           the driver: declarations, duplicate names, the per-file loop
 //   sema_ops.cpp       op lookup (ONNX schemas, fusor catalog), call resolution, arity, literals
-//   sema_exprs.cpp     kinds of where/attribute expressions, names, attribute reads, built-ins
+//   sema_exprs.cpp     the names of where/attribute expressions (the checker is dsl/expr_check.h)
 //   sema_attrs.cpp     attribute lists: names, types, required attributes, spreads
 //   sema_types.cpp     element-type variables of op nodes (for the type-change check)
 //   sema_match.cpp     match statements and pattern bodies
@@ -109,25 +109,20 @@ class Sema {
 
   bool is_value_name(const Scope& sc, const std::string& n) const;
 
-  ExprType name_type(const NameExpr& n, const Scope& sc);
-
   void report_unbound(const std::string& name, const SourceLoc& loc, const Scope& sc);
 
   // The match binding whose producer has the attributes `base.attr` reads; null after an error.
   const Binding* attr_base(const std::string& base, const SourceLoc& loc, const Scope& sc);
 
+  // `base.attr` with base bound in the match.
   ExprType attr_read_type(const AttrReadExpr& a, const Scope& sc);
-
-  ExprType builtin_type(CallExpr& c, const Scope& sc);
 
   void kind_error(const AstExpr& e, const std::string& what, const ExprType& t);
 
-  // The kind of a where-clause or attribute-value expression.
+  // The kind of a where-clause or attribute-value expression (the shared checker, dsl/expr_check.h,
+  // over the rule's names: RuleScope in sema_exprs.cpp).
   ExprType expr_type(AstExpr& e, const Scope& sc);
-
-  ExprType binary_type(BinaryExpr& b, const Scope& sc);
-
-  static bool comparable(const ExprType& a, const ExprType& b);
+  class RuleScope;
 
   // ------------------------------------------------------------ attributes of a call
 
@@ -158,9 +153,12 @@ class Sema {
 
   void match_statement(Statement& s, Scope& sc);
 
-  // The matcher starts at the root (the last statement) and walks inputs, so every statement
-  // must feed the root.
+  // The matcher starts at the root (the last statement) and walks inputs; the other roots of a
+  // match with several are found through a value they share: every statement must be connected
+  // to the root through values.
   void check_connected(const std::vector<Statement>& stmts);
+  // A pattern body has one result (its last statement): every statement must flow into it.
+  void check_feeds_root(const std::vector<Statement>& stmts);
 
   // ------------------------------------------------------------ rewrite
 
@@ -171,6 +169,10 @@ class Sema {
   std::vector<int> rewrite_value(AstExpr& e, Scope& sc, size_t num_outputs);
 
   std::vector<int> rewrite_call(CallExpr& c, Scope& sc, size_t num_outputs);
+
+  // `y.op <...> (args)` with y bound in the match: the new node is the op that matched y, so the
+  // call is checked against every op of y's alternation (ops_[&c]); sets c.matched_op.
+  void resolve_matched_op(CallExpr& c, Scope& sc);
 
   int rewrite_arg(AstExpr& a, size_t i, const OpInfo* op, Scope& sc);
 

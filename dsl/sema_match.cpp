@@ -155,6 +155,38 @@ void Sema::match_statement(Statement& s, Scope& sc) {
 
 void Sema::check_connected(const std::vector<Statement>& stmts) {
   if (stmts.size() < 2) return;
+  // Statements are connected when one reads what another defines or both read one value; a match
+  // with several roots (statements no other reads) is matched from the last one, the others found
+  // among the consumers of a value they share.
+  std::vector<size_t> parent(stmts.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  std::function<size_t(size_t)> find = [&](size_t i) { return parent[i] == i ? i : parent[i] = find(parent[i]); };
+  std::map<std::string, size_t> first_use;
+  auto touch = [&](const std::string& name, size_t i) {
+    if (name.empty() || name == "_") return;
+    auto [it, fresh] = first_use.emplace(name, i);
+    if (!fresh) parent[find(i)] = find(it->second);
+  };
+  std::function<void(const AstExpr&, size_t)> visit = [&](const AstExpr& e, size_t i) {
+    if (auto* n = e.dyn<NameExpr>()) touch(n->name, i);
+    if (auto* o = e.dyn<OptionalExpr>()) touch(o->name, i);
+    if (auto* v = e.dyn<VariadicExpr>()) touch(v->name, i);
+    if (auto* c = e.dyn<CallExpr>())
+      for (const auto& a : c->args) visit(*a, i);
+  };
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    for (const auto& o : stmts[i].outputs) touch(o.name, i);
+    visit(*stmts[i].value, i);
+  }
+  for (size_t i = 0; i + 1 < stmts.size(); ++i)
+    if (find(i) != find(stmts.size() - 1))
+      diags_.error(stmts[i].loc, "this statement shares no value with the rest of the match (rooted at the last "
+                                 "statement, at " + at(stmts.back().loc) +
+                                     "); a match with several roots needs them to read a common value");
+}
+
+void Sema::check_feeds_root(const std::vector<Statement>& stmts) {
+  if (stmts.size() < 2) return;
   std::map<std::string, size_t> producer;
   for (size_t i = 0; i < stmts.size(); ++i)
     for (const auto& o : stmts[i].outputs)
@@ -182,8 +214,8 @@ void Sema::check_connected(const std::vector<Statement>& stmts) {
   }
   for (size_t i = 0; i + 1 < stmts.size(); ++i)
     if (!seen[i])
-      diags_.error(stmts[i].loc, "this statement does not feed the match's root (the last statement, at " +
-                                     at(stmts.back().loc) + "); every matched node must flow into the root");
+      diags_.error(stmts[i].loc, "this statement does not feed the pattern's result (the last statement, at " +
+                                     at(stmts.back().loc) + "); every node of a pattern body must flow into it");
 }
 
 }  // namespace fusor::dsl::sema_detail

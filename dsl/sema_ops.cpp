@@ -32,8 +32,12 @@ const OpInfo* Sema::lookup_op(const OpRef& ref) {
   switch (r.status) {
     case OpLookup::Found: return r.op;
     case OpLookup::UnknownDomain:
-      diags_.error(ref.loc, "unknown op domain " + quote(ref.domain) +
-                                " (known: ONNX ops unqualified, 'fusor.', 'ai.onnx.ml.')");
+      if (ref.name == "op")
+        diags_.error(ref.loc, quote(ref.qualified()) + " creates the op that matched " + quote(ref.domain) +
+                                  ": it is written in a rewrite, with " + quote(ref.domain) + " produced by the match");
+      else
+        diags_.error(ref.loc, "unknown op domain " + quote(ref.domain) +
+                                  " (known: ONNX ops unqualified, 'fusor.', 'ai.onnx.ml.')");
       return nullptr;
     case OpLookup::NotYet:
       diags_.error(ref.loc, "op " + quote(ref.qualified()) + " does not exist at opset " + std::to_string(opset_) +

@@ -29,7 +29,7 @@ void Sema::check_pattern(PatternDecl& p) {
       match_statement(s, sc);
       if (auto* c = s.value->dyn<CallExpr>()) collect_pattern_calls(p, *c);
     }
-    if (diags_.error_count() == errors_before_body) check_connected(body);
+    if (diags_.error_count() == errors_before_body) check_feeds_root(body);
     for (const auto& prm : p.params)
       if (!sc.match[prm.name].consumed)
         diags_.error(prm.loc, "parameter " + quote(prm.name) + " is not used" +

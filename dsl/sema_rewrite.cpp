@@ -45,6 +45,7 @@ std::vector<int> Sema::rewrite_call(CallExpr& c, Scope& sc, size_t num_outputs) 
     diags_.error(c.ops[1].loc, "an alternation can only be matched; a rewrite creates one op");
     return {-1};
   }
+  resolve_matched_op(c, sc);
   std::vector<const OpInfo*> ops = ops_of(c);
   check_attrs(c, ops, sc, false);
   std::vector<int> arg_vars;
@@ -55,6 +56,31 @@ std::vector<int> Sema::rewrite_call(CallExpr& c, Scope& sc, size_t num_outputs) 
   }
   check_arity(c, ops, c.args.size() - (has_variadic ? 1 : 0), has_variadic);
   return node_types(c, ops, arg_vars, num_outputs);
+}
+
+void Sema::resolve_matched_op(CallExpr& c, Scope& sc) {
+  const OpRef& ref = c.ops.front();
+  if (ref.domain.empty() || ops_.count(&c)) return;
+  auto it = sc.match.find(ref.domain);
+  if (it == sc.match.end()) return;  // an op of another domain (fusor.Gelu), checked as such
+  const Binding& b = it->second;
+  ops_[&c] = {nullptr};  // reported here, not again as an unknown domain
+  if (ref.name != "op") {
+    diags_.error(ref.loc, quote(ref.qualified()) + " is not an op; " + quote(ref.domain + ".op") +
+                              " creates the op that matched " + quote(ref.domain));
+    return;
+  }
+  if (!b.produced) {
+    diags_.error(ref.loc, quote(ref.domain) + " is an input of the match, not the output of a matched node, so it has no op to reuse");
+    return;
+  }
+  if (!b.producer || b.producer->call_kind != CallKind::Op) {
+    diags_.error(ref.loc, quote(ref.domain) + " is the result of a pattern call; " + quote(ref.domain + ".op") +
+                              " needs a value an op of the match produces");
+    return;
+  }
+  c.matched_op = true;
+  ops_[&c] = ops_of(*const_cast<CallExpr*>(b.producer));
 }
 
 int Sema::rewrite_arg(AstExpr& a, size_t i, const OpInfo* op, Scope& sc) {

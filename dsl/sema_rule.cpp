@@ -5,7 +5,7 @@ namespace fusor::dsl::sema_detail {
 
 void Sema::check_rule(RuleDecl& r) {
   opset_ = rule_opset(r);
-  if (r.has_level && !parse_level(r.level_text))
+  if (r.has_level && !parse_rule_level(r.level_text))
     diags_.error(r.level_loc, "unknown level " + quote(r.level_text) + "; expected basic, extended, layout or all" +
                                   did_you_mean(r.level_text, {"basic", "extended", "layout", "all"}));
   std::set<std::string> provs;

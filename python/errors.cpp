@@ -57,7 +57,7 @@ void bind_errors(pyb::module_& m) {
     } catch (const Exception& e) {
       PyErr_SetString(class_for(e.code()), e.what());
     } catch (const Error& e) {
-      PyErr_SetString(class_for(api_error_code(e)), e.what());
+      PyErr_SetString(class_for(api_error_code(e)), e.full_text().c_str());
     }
   });
 }

@@ -5,7 +5,8 @@ never prints.
     /usr/bin/python3 scripts/check_layers.py [ROOT]
 
 Layers (docs/architecture.md): core stands on nothing of the project; dsl, kernels and cache stand
-on core; engine on those; cli, python, tests, bench and examples on top. An `#include "X/..."` from
+on core; engine on those; cli, python, tests, bench and examples on top. Inside engine, rewrite and
+exec do not include dsl/: they run rules as data (core/pattern), lowered by the front end. An `#include "X/..."` from
 a folder to one it may not use is reported with file:line. Library folders (core, dsl, kernels,
 cache, engine) must not write to stdout/stderr themselves: diagnostics are returned to the caller
 or go through the logger (core/util/log.h), whose sink a host can set. Exit 1 on any finding.
@@ -20,6 +21,12 @@ ALLOWED = {
     "kernels": {"core", "kernels"},
     "cache": {"core", "cache"},
     "engine": {"core", "dsl", "kernels", "cache", "engine", "fusor"},  # fusor/: include/fusor, the public API
+}
+# Finer rules inside a folder: the rewrite engine and the executor run rules as data
+# (core/pattern) and never see the rule language's AST (dsl/ lowers it).
+FORBIDDEN = {
+    os.path.join("engine", "rewrite"): {"dsl"},
+    os.path.join("engine", "exec"): {"dsl"},
 }
 LIBRARY = set(ALLOWED)
 # The one place allowed to print: the logger's default sink.
@@ -48,6 +55,9 @@ def main(argv):
                         m = INCLUDE.match(line)
                         if m and m.group(1) not in ALLOWED[top] and m.group(1) in ALLOWED.keys() | {"cli", "python", "tests", "bench"}:
                             problems.append("%s:%d: %s/ includes %s/ (a layer above it or beside it)" % (rel, n, top, m.group(1)))
+                        for sub, banned in FORBIDDEN.items():
+                            if m and rel.startswith(sub + os.sep) and m.group(1) in banned:
+                                problems.append("%s:%d: %s/ includes %s/ (it runs rules as data, core/pattern)" % (rel, n, sub, m.group(1)))
                         code = strip_comment(line)
                         if rel not in PRINT_OK and PRINT.search(code):
                             problems.append("%s:%d: library code prints (return a diagnostic or use the logger)" % (rel, n))

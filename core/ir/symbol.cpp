@@ -58,7 +58,7 @@ const std::string& OpType::name() const {
 
 std::string OpType::qualified() const {
   const std::string& d = domain();
-  return d.empty() ? name() : d + "::" + name();
+  return d.empty() ? name() : d + "." + name();
 }
 
 }  // namespace fusor

@@ -17,7 +17,8 @@ class OpType {
   uint32_t id() const { return id_; }
   const std::string& domain() const;
   const std::string& name() const;
-  // "Conv" for the ONNX domain, "fusor::FusedConv" otherwise.
+  // "Conv" for the ONNX domain, "fusor.FusedConv" otherwise: the rule language's spelling, used in
+  // every message, report and JSON key.
   std::string qualified() const;
   bool valid() const { return id_ != 0; }
   bool operator==(const OpType& o) const { return id_ == o.id_; }

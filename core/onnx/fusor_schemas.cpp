@@ -245,31 +245,22 @@ void infer_like_input(InferenceContext& ctx) {
   }
 }
 
-std::function<void(InferenceContext&)> inference_for(const std::string& op) {
-  static const std::map<std::string, std::function<void(InferenceContext&)>> table = {
-      {"FusedConv", [](InferenceContext& c) { run_onnx_inference("Conv", c); }},
-      {"FusedGemm", [](InferenceContext& c) { run_onnx_inference("Gemm", c); }},
-      {"FusedMatMul", infer_fused_matmul},
-      {"Attention", infer_attention},
-      {"MultiHeadAttention", infer_attention},
-      {"PackedAttention", infer_packed_attention},
-      {"NhwcConv", [](InferenceContext& c) { infer_nhwc("Conv", c); }},
-      {"NhwcConvTranspose", [](InferenceContext& c) { infer_nhwc("ConvTranspose", c); }},
-      {"NhwcMaxPool", [](InferenceContext& c) { infer_nhwc("MaxPool", c); }},
-      {"NhwcAveragePool", [](InferenceContext& c) { infer_nhwc("AveragePool", c); }},
-      {"NhwcGlobalAveragePool", [](InferenceContext& c) { infer_nhwc("GlobalAveragePool", c); }},
-      {"NhwcGlobalMaxPool", [](InferenceContext& c) { infer_nhwc("GlobalMaxPool", c); }},
-      {"ReorderToNchwc", infer_reorder_to_nchwc},
-      {"ReorderFromNchwc", infer_reorder_from_nchwc},
-      {"NchwcConv", [](InferenceContext& c) { infer_nchwc("Conv", c, true); }},
-      {"NchwcMaxPool", [](InferenceContext& c) { infer_nchwc("MaxPool", c, false); }},
-      {"NchwcAveragePool", [](InferenceContext& c) { infer_nchwc("AveragePool", c, false); }},
-      {"NchwcGlobalAveragePool", [](InferenceContext& c) { infer_nchwc("GlobalAveragePool", c, false); }},
-      {"NchwcGlobalMaxPool", [](InferenceContext& c) { infer_nchwc("GlobalMaxPool", c, false); }},
-  };
-  auto it = table.find(op);
-  // Elementwise ops and normalizations: outputs shaped like X.
-  return it != table.end() ? it->second : infer_like_input;
+// The inference a catalog entry's shape rule names (core/ops/fusor_ops.h).
+std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig) {
+  const std::string& rule = sig.shape;
+  const size_t space = rule.find(' ');
+  const std::string kind = rule.substr(0, space);
+  const std::string base = space == std::string::npos ? "" : rule.substr(space + 1);
+  if (kind == "as") return [base](InferenceContext& c) { run_onnx_inference(base.c_str(), c); };
+  if (kind == "nhwc") return [base](InferenceContext& c) { infer_nhwc(base.c_str(), c); };
+  if (kind == "matmul") return infer_fused_matmul;
+  if (kind == "attention") return infer_attention;
+  if (kind == "packed_attention") return infer_packed_attention;
+  if (kind == "to_nchwc") return infer_reorder_to_nchwc;
+  if (kind == "from_nchwc") return infer_reorder_from_nchwc;
+  if (kind == "nchwc_conv") return [](InferenceContext& c) { infer_nchwc("Conv", c, true); };
+  if (kind == "nchwc") return [base](InferenceContext& c) { infer_nchwc(base.c_str(), c, false); };
+  return infer_like_input;
 }
 
 onnx::OpSchema::FormalParameterOption option_of(FusorParam::Option o) {
@@ -322,7 +313,7 @@ onnx::OpSchema make_schema(const FusorOpSignature& sig) {
     s.TypeConstraint(c.name, types, "Element types of " + c.name + ".");
   }
   for (const auto& a : sig.attrs) add_attr(s, a, sig.name);
-  s.TypeAndShapeInferenceFunction(inference_for(sig.name));
+  s.TypeAndShapeInferenceFunction(inference_for(sig));
   return s;
 }
 

@@ -19,7 +19,7 @@ namespace {
 
 std::string qualified_op(const std::string& domain, const std::string& op) {
   std::string_view d = canonical_domain(domain);
-  return d.empty() ? op : std::string(d) + "::" + op;
+  return d.empty() ? op : std::string(d) + "." + op;
 }
 
 std::string describe_proto_node(const onnx::NodeProto& np) {

@@ -16,14 +16,14 @@ namespace {
 
 const std::vector<FusorOpSpec> kSpecs = {
     {"FusedConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
-     "Conv, plus an optional residual Z added to its output, then an optional activation."},
+     "Conv, plus an optional residual Z added to its output, then an optional activation.", "as Conv"},
     {"FusedGemm", "A:T B:T C?:T", "Y:T", FLOATS,
      "alpha:float=1 beta:float=1 transA:int=0 transB:int=0 " ACTIVATION,
-     "Gemm followed by an optional activation, applied in the GEMM epilogue."},
+     "Gemm followed by an optional activation, applied in the GEMM epilogue.", "as Gemm"},
     {"FusedMatMul", "A:T B:T Bias?:T", "Y:T", FLOATS,
      "transA:int=0 transB:int=0 alpha:float=1 " ACTIVATION,
      "alpha * op(A) x op(B) + Bias (broadcast on the last axis), op transposing the last two axes when "
-     "transA/transB is 1, then an optional activation. Any rank, as MatMul."},
+     "transA/transB is 1, then an optional activation. Any rank, as MatMul.", "matmul"},
     {"Gelu", "X:T", "Y:T", FLOATS, "approximate:string=none",
      "GELU: x * Phi(x); approximate \"tanh\" uses the tanh form."},
     {"BiasGelu", "X:T Bias:T", "Y:T", FLOATS, "approximate:string=none", "Gelu(X + Bias)."},
@@ -40,47 +40,47 @@ const std::vector<FusorOpSpec> kSpecs = {
      "scale:float=0 causal:int=0 transpose_k:int=0",
      "Softmax(Q x K^T * scale + Mask) x V over the last two axes, without materializing the score "
      "matrix for long sequences. scale 0 means 1/sqrt(head size); a bool Mask is true where "
-     "attention is allowed; transpose_k 1 means K is given already transposed."},
+     "attention is allowed; transpose_k 1 means K is given already transposed.", "attention"},
     {"MultiHeadAttention", "Q:T K:T V:T Mask?:M", "Y:T", FLOATS "; M=float,float16,double,bool",
      "head_size:int! scale:float=0 causal:int=0 seq_first:int=0",
      "Attention per head on the projections' layout: Q (B, Sq, H*d), K (B, Sk, H*d), V (B, Sk, H*dv) "
      "-> Y (B, Sq, H*dv), head h in columns [h*d, (h+1)*d) with d = head_size (H = Q's last axis / d, "
      "dv = V's last axis / H), so no head split or merge is materialized. "
      "seq_first 1: the first two axes are (S, B) in every operand. Mask broadcasts to (B, H, Sq, Sk); "
-     "scale and causal as in Attention."},
+     "scale and causal as in Attention.", "attention"},
     {"PackedAttention", "QKV:T Mask?:M", "Y:T", FLOATS "; M=float,float16,double,bool",
      "head_size:int! scale:float=0 causal:int=0 seq_first:int=0",
      "MultiHeadAttention with Q, K and V side by side along the last axis of QKV (B, S, 3*H*d), as one "
-     "fused projection produces them: Y (B, S, H*d)."},
+     "fused projection produces them: Y (B, S, H*d).", "packed_attention"},
     // NHWC forms, for providers that prefer channels-last (layout level).
     {"NhwcConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
-     "FusedConv on NHWC input and output; W stays OIHW."},
+     "FusedConv on NHWC input and output; W stays OIHW.", "nhwc Conv"},
     {"NhwcConvTranspose", "X:T W:T B?:T", "Y:T", FLOATS,
      CONV_ATTRS " output_padding:ints output_shape:ints " ACTIVATION,
-     "ConvTranspose on NHWC input and output; W stays IOHW."},
+     "ConvTranspose on NHWC input and output; W stays IOHW.", "nhwc ConvTranspose"},
     {"NhwcMaxPool", "X:T", "Y:T", FLOATS, POOL_ATTRS " dilations:ints storage_order:int=0",
-     "MaxPool on NHWC input and output."},
+     "MaxPool on NHWC input and output.", "nhwc MaxPool"},
     {"NhwcAveragePool", "X:T", "Y:T", FLOATS, POOL_ATTRS " count_include_pad:int=0",
-     "AveragePool on NHWC input and output."},
-    {"NhwcGlobalAveragePool", "X:T", "Y:T", FLOATS, "", "GlobalAveragePool on NHWC input and output."},
-    {"NhwcGlobalMaxPool", "X:T", "Y:T", FLOATS, "", "GlobalMaxPool on NHWC input and output."},
+     "AveragePool on NHWC input and output.", "nhwc AveragePool"},
+    {"NhwcGlobalAveragePool", "X:T", "Y:T", FLOATS, "", "GlobalAveragePool on NHWC input and output.", "nhwc GlobalAveragePool"},
+    {"NhwcGlobalMaxPool", "X:T", "Y:T", FLOATS, "", "GlobalMaxPool on NHWC input and output.", "nhwc GlobalMaxPool"},
     // The blocked channel layout (NCHWc) of the cpu provider: [N, C, H, W] held as
     // [N, ceil(C / B), H, W, B] (kernels/nchwc/nchwc_format.h has the contract).
     {"ReorderToNchwc", "X:T", "Y:T", "T=float", "block:int=16",
-     "NCHW X [N, C, H, W] to its blocked form [N, ceil(C / block), H, W, block]; padding lanes 0."},
+     "NCHW X [N, C, H, W] to its blocked form [N, ceil(C / block), H, W, block]; padding lanes 0.", "to_nchwc"},
     {"ReorderFromNchwc", "X:T", "Y:T", "T=float", "channels:int!",
-     "Blocked X [N, CB, H, W, B] back to NCHW [N, channels, H, W] (padding lanes dropped)."},
+     "Blocked X [N, CB, H, W, B] back to NCHW [N, channels, H, W] (padding lanes dropped).", "from_nchwc"},
     {"NchwcConv", "X:T W:T B?:T Z?:T", "Y:T", "T=float", CONV_ATTRS " " ACTIVATION " block:int=16",
      "FusedConv on blocked data: X blocked [N, CB, H, W, block] (or plain NCHW [N, C, H, W], for "
-     "few input channels), Z and Y blocked; W stays OIHW."},
+     "few input channels), Z and Y blocked; W stays OIHW.", "nchwc_conv"},
     {"NchwcMaxPool", "X:T", "Y:T", "T=float", POOL_ATTRS " dilations:ints storage_order:int=0",
-     "MaxPool on blocked input and output."},
+     "MaxPool on blocked input and output.", "nchwc MaxPool"},
     {"NchwcAveragePool", "X:T", "Y:T", "T=float", POOL_ATTRS " count_include_pad:int=0",
-     "AveragePool on blocked input and output."},
+     "AveragePool on blocked input and output.", "nchwc AveragePool"},
     {"NchwcGlobalAveragePool", "X:T", "Y:T", "T=float", "",
-     "GlobalAveragePool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B]."},
+     "GlobalAveragePool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B].", "nchwc GlobalAveragePool"},
     {"NchwcGlobalMaxPool", "X:T", "Y:T", "T=float", "",
-     "GlobalMaxPool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B]."},
+     "GlobalMaxPool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B].", "nchwc GlobalMaxPool"},
 };
 
 #undef ACTIVATION
@@ -124,6 +124,10 @@ FusorOpSignature parse(const FusorOpSpec& s) {
   FusorOpSignature op;
   op.name = s.name;
   op.doc = s.doc;
+  op.shape = s.shape;
+  const std::string rule = split(op.shape, ' ').empty() ? "" : split(op.shape, ' ')[0];
+  if (rule != "" && rule != "as" && rule != "nhwc" && rule != "matmul" && rule != "attention")
+    throw std::logic_error("fusor_ops: bad shape rule '" + op.shape + "' in " + op.name);
   op.inputs = params(s.inputs);
   op.outputs = params(s.outputs);
   for (const auto& c : split(s.types, ';')) {

@@ -8,6 +8,20 @@
 //   attrs           "group:int=1 kernel_shape:ints strides:ints axis:int! activation:string="
 //                   NAME:KIND[=DEFAULT] or NAME:KIND! for a required attribute;
 //                   KIND is float, int, string, floats, ints, strings or tensor.
+//   shape           how the outputs' types follow from the inputs (ONNX shape inference):
+//                   ""           every output like input 0 (elementwise ops, normalizations)
+//                   "as OP"      ONNX's inference of OP ("as Conv" for FusedConv)
+//                   "nhwc OP"    ONNX's inference of OP on a channels-first view of input 0,
+//                                output 0 permuted back to channels-last
+//                   "matmul"     MatMul's inference on the views transA/transB give
+//                   "attention"  Q's shape with the last dimension from V
+//                   "packed_attention"  QKV's shape with the last dimension divided by 3
+//                   "to_nchwc" / "from_nchwc"  the reorders to and from the blocked layout
+//                   "nchwc OP"   ONNX's inference of OP on the blocked input's NCHW view,
+//                                output blocked again ("nchwc_conv": input 0 blocked or NCHW)
+// Facts the rewrite engine needs about an op (windowed, commutative, ...) are in op_traits.h.
+// Adding an op: its entry here, an op_traits.cpp entry when a trait differs from the defaults,
+// its name in op_names.h when code dispatches on it, its kernel and its rules.
 #pragma once
 #include <string>
 #include <vector>
@@ -21,6 +35,7 @@ struct FusorOpSpec {
   const char* types;
   const char* attrs;
   const char* doc;
+  const char* shape = "";
 };
 
 inline constexpr int kFusorOpsetVersion = 1;
@@ -55,6 +70,7 @@ struct FusorOpSignature {
   std::vector<FusorParam> inputs, outputs;
   std::vector<FusorTypeConstraint> constraints;
   std::vector<FusorAttr> attrs;  // table order
+  std::string shape;             // the shape rule, as written ("" or "as Conv", ...)
 };
 
 // The table parsed, in table order. A malformed entry is a bug in fusor: std::logic_error.

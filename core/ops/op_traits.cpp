@@ -1,6 +1,6 @@
 #include "core/ops/op_traits.h"
 
-#include <unordered_map>
+#include <vector>
 
 #include "core/ops/op_names.h"
 
@@ -50,6 +50,9 @@ std::vector<Entry> entries() {
       {fop::NhwcConvTranspose, windowed},
       {fop::NhwcMaxPool, windowed},
       {fop::NhwcAveragePool, windowed},
+      {fop::NchwcConv, windowed},
+      {fop::NchwcMaxPool, windowed},
+      {fop::NchwcAveragePool, windowed},
       // Random ops.
       {op::RandomNormal, random},
       {op::RandomUniform, random},
@@ -77,14 +80,17 @@ std::vector<Entry> entries() {
 }  // namespace
 
 const OpTraits& op_traits(OpType op) {
-  static const std::unordered_map<OpType, OpTraits> table = [] {
-    std::unordered_map<OpType, OpTraits> t;
-    for (auto& e : entries()) t.emplace(e.op, std::move(e.traits));
+  // Indexed by the interned op id (small and dense): the matcher asks for every node it tries.
+  static const std::vector<OpTraits> table = [] {
+    std::vector<OpTraits> t;
+    for (auto& e : entries()) {
+      if (e.op.id() >= t.size()) t.resize(e.op.id() + 1);
+      t[e.op.id()] = std::move(e.traits);
+    }
     return t;
   }();
   static const OpTraits defaults;
-  auto it = table.find(op);
-  return it == table.end() ? defaults : it->second;
+  return op.id() < table.size() ? table[op.id()] : defaults;
 }
 
 std::optional<std::string> lifted_input_attr(OpType op, size_t slot) {

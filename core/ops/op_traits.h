@@ -42,7 +42,7 @@ struct OpTraits {
   // `v.attrs` of this op, as a fused activation's parameters, is [min, max] with the infinities
   // for an absent bound (Clip), not its numeric attributes by name.
   bool bounds_as_params = false;
-  std::vector<LiftedInput> lifted;
+  std::vector<LiftedInput> lifted = {};
 };
 
 // The traits of `op` (the defaults for an op the table does not list). Thread-safe.

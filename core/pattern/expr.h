@@ -17,7 +17,7 @@ namespace fusor {
 
 struct Expr {
   enum class Op {
-    Number, Bool, List, OpName, DTypeName, // constants (List: kids are the elements)
+    Number, Bool, String, List, OpName, DTypeName, // constants (List: kids are the elements)
     IsConst,     // const(v...): kids are Var exprs
     Rank, DType, Shape, Uses, Scalar,      // of `var`
     AttrRead,    // var.name (ONNX default when omitted)
@@ -40,13 +40,14 @@ struct Expr {
   double number = 0;
   bool boolean = false;
   int var = -1;
-  std::string name;     // AttrRead's attribute
+  std::string name;     // AttrRead's attribute; String's text
   OpType optype;        // OpName
   DataType dtype = DataType::Undefined;  // DTypeName
   std::vector<Expr> kids;
 
   static Expr num(double v) { Expr e; e.number = v; return e; }
   static Expr boolean_(bool b) { Expr e; e.op = Op::Bool; e.boolean = b; return e; }
+  static Expr string(std::string s) { Expr e; e.op = Op::String; e.name = std::move(s); return e; }
   static Expr of_var(Op op, int v) { Expr e; e.op = op; e.var = v; return e; }
   static Expr attr(int v, std::string n) { Expr e; e.op = Op::AttrRead; e.var = v; e.name = std::move(n); return e; }
   static Expr call(Op op, std::vector<Expr> kids) { Expr e; e.op = op; e.kids = std::move(kids); return e; }

@@ -1,9 +1,14 @@
 #include "core/pattern/pattern.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 namespace fusor {
+
+bool within_literal_tolerance(double value, double literal) {
+  return std::fabs(value - literal) <= kLiteralTolerance * std::max(1.0, std::fabs(literal));
+}
 
 std::string Literal::str() const {
   std::ostringstream os;

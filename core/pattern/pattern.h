@@ -44,6 +44,11 @@
 namespace fusor {
 
 
+// The literal tolerance: a float value equals a decimal literal when they differ by at most
+// kLiteralTolerance x max(1, |literal|) (a float32 attribute 0.2f equals the literal 0.2).
+inline constexpr double kLiteralTolerance = 1e-6;
+bool within_literal_tolerance(double value, double literal);
+
 // A literal in a pattern or rewrite: a scalar (`1e-5`, `2`) or a list (`[-1, 1, 1, 1]`).
 struct Literal {
   std::vector<double> values;

@@ -46,10 +46,11 @@ struct AttrTemplate {
 };
 
 struct RNode {
-  OpType op;
+  OpType op;  // the op to create, unless op_of_var is set
   std::vector<AttrTemplate> attrs;
   std::vector<RInput> inputs;
   int num_outputs = 1;
+  int op_of_var = -1;  // `y.op(...)`: create the op that matched var y's producer (an alternation)
 };
 
 struct Redefinition {

@@ -6,18 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "core/pattern/level.h"
 #include "core/pattern/pattern.h"
 #include "core/pattern/rewrite.h"
 
 namespace fusor {
 
-enum class RuleLevel { Basic = 1, Extended = 2, Layout = 3, All = 4 };
-
 struct Rule {
   std::string name;
   std::string file;   // for --trace and explain: "rules/basic.rules"
   int line = 0;
-  RuleLevel level = RuleLevel::Basic;
+  OptLevel level = OptLevel::Basic;  // never Disabled
   std::vector<std::string> providers;  // empty: any
   std::optional<int> benefit;          // default: number of matched nodes
   Pattern pattern;

@@ -1,4 +1,5 @@
 #include "engine/exec/plan.h"
+#include "core/ops/op_names.h"
 
 #include <algorithm>
 #include <limits>
@@ -18,7 +19,7 @@ int64_t opset_for(const std::vector<OpsetImport>& opsets, std::string_view domai
 
 // The tensor a Constant node produces, when it is given by an attribute we can read.
 TensorPtr constant_node_value(const Node& n) {
-  if (n.op != OpType::onnx("Constant") || n.attrs.size() != 1) return nullptr;
+  if (n.op != op::Constant || n.attrs.size() != 1) return nullptr;
   const Attribute& a = n.attrs[0];
   if (a.name == "value" && a.kind == AttrKind::Tensor && a.t) return a.t;
   if (a.name == "value_float" && a.kind == AttrKind::Float) return std::make_shared<Tensor>(Tensor::scalar<float>(a.f));

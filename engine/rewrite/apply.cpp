@@ -9,6 +9,8 @@
 #include "engine/rewrite/kernel_gate.h"
 #include "engine/rewrite/predicate.h"
 #include "engine/rewrite/provenance.h"
+#include "core/ops/op_names.h"
+#include "core/ops/op_traits.h"
 
 namespace fusor {
 
@@ -18,7 +20,7 @@ namespace {
 std::vector<float> attrs_as_floats(MatchEnv& env, NodeId n) {
   const Node& node = env.graph.node(n);
   std::vector<float> out;
-  if (node.op == OpType::onnx("Clip")) {
+  if (op_traits(node.op).bounds_as_params) {
     const NormalizedNode& nn = env.norm.get(n);
     const Attribute* lo = nn.attr("min");
     const Attribute* hi = nn.attr("max");
@@ -97,7 +99,7 @@ class Applier {
     if (rw_.nodes.size() != 0 || rw_.redefs.size() != 1 || m_.nodes.size() != 1) return false;
     const Node& n = g_.node(m_.nodes[0]);
     const Redefinition& d = rw_.redefs[0];
-    if (n.op != OpType::onnx("Identity") || d.source.kind != RInput::Kind::Var) return false;
+    if (n.op != op::Identity || d.source.kind != RInput::Kind::Var) return false;
     ValueId x = m_.vars[d.source.var], y = m_.vars[d.var];
     return x != kNoValue && n.inputs.size() == 1 && n.inputs[0] == x && g_.value(y).is_graph_output && !can_take_name(x);
   }
@@ -132,6 +134,8 @@ class Applier {
     const Node& root = g_.node(root_);
     for (size_t i = 0; i < rw_.nodes.size(); ++i) {
       const RNode& rn = rw_.nodes[i];
+      // `y.op(...)`: the op that matched y (one of an alternation's ops).
+      const OpType op = rn.op_of_var >= 0 ? g_.node(producer_of(rn.op_of_var)).op : rn.op;
       // Inputs: vars and new nodes first, then literals typed from them.
       std::vector<ValueId> in(rn.inputs.size(), kNoValue);
       std::vector<int> pending;
@@ -154,7 +158,7 @@ class Applier {
               for (const auto& x : v.list) vals.push_back(x.num);
               computed[s] = Literal::list(vals, false);
             } else {
-              throw Refused{"input " + std::to_string(s) + " of the new " + rn.op.name() + " evaluates to " + v.repr()};
+              throw Refused{"input " + std::to_string(s) + " of the new " + op.name() + " evaluates to " + v.repr()};
             }
             pending.push_back(static_cast<int>(s));
             break;
@@ -166,20 +170,20 @@ class Applier {
         const Literal& lit = rn.inputs[s].kind == RInput::Kind::Expr ? computed[s] : rw_.literals[rn.inputs[s].literal];
         DataType dt = lit.dtype != DataType::Undefined
                           ? lit.dtype
-                          : literal_dtype(rn.op, env_.opset, s, known_types(rn, in),
+                          : literal_dtype(op, env_.opset, s, known_types(rn, in),
                                           lit.is_integer && lit.is_list ? DataType::Int64 : DataType::Float);
         in[s] = make_literal(lit, dt);
       }
       while (!in.empty() && in.back() == kNoValue) in.pop_back();
       std::vector<Attribute> attrs;
-      for (const AttrTemplate& t : rn.attrs) apply_attr(t, rn.op, attrs);
-      reexpress_lifted(rn.op, in, attrs);
+      for (const AttrTemplate& t : rn.attrs) apply_attr(t, op, attrs);
+      reexpress_lifted(op, in, attrs);
       std::string name = g_.unique_name(root.name.empty() ? r_.name : root.name + "/" + r_.name);
-      NodeId id = g_.create_node(rn.op, in, rn.num_outputs, attrs, name, root_);
+      NodeId id = g_.create_node(op, in, rn.num_outputs, attrs, name, root_);
       new_nodes_.push_back(id);
       res_.new_nodes.push_back(id);
       st_.set(id, res_.depth);
-      infer_node_types(g_, id, rn.op.domain().empty() ? env_.opset : 0);
+      infer_node_types(g_, id, op.domain().empty() ? env_.opset : 0);
     }
   }
 
@@ -216,7 +220,7 @@ class Applier {
       }
       case AttrTemplate::Kind::OpName: {
         const Node& n = g_.node(producer_of(t.var));
-        set_attr(attrs, Attribute::make_string(t.name, n.op.domain().empty() ? n.op.name() : n.op.qualified()));
+        set_attr(attrs, Attribute::make_string(t.name, n.op.qualified()));
         return;
       }
       case AttrTemplate::Kind::AttrsOf:
@@ -298,7 +302,7 @@ class Applier {
       bool is_new = rw_.redefs[i].source.kind == RInput::Kind::NewNode;
       if (yv.is_graph_output && !is_new && !can_take_name(src)) {
         // Keep an Identity so the graph output keeps its name.
-        NodeId id = g_.create_node(OpType::onnx("Identity"), {src}, 1, {}, g_.unique_name(yv.name + "_identity"), root_);
+        NodeId id = g_.create_node(op::Identity, {src}, 1, {}, g_.unique_name(yv.name + "_identity"), root_);
         new_nodes_.push_back(id);
         res_.new_nodes.push_back(id);
         st_.set(id, res_.depth);

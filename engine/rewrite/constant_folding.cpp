@@ -6,6 +6,8 @@
 #include "engine/rewrite/graph_util.h"
 #include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
+#include "core/ops/op_names.h"
+#include "core/ops/op_traits.h"
 
 namespace fusor {
 
@@ -82,10 +84,8 @@ void replace_with_constants(Graph& g, NodeId id, std::vector<Tensor>& results, s
 bool constant_folding_pass(Graph& g, NodeId id, const FoldOptions& opts, std::vector<NodeId>& touched) {
   const Node& n = g.node(id);
   if (!n.op.domain().empty() && n.op.domain() != kFusorDomain) return false;
-  if (is_nondeterministic(n.op) || !g.subgraphs(id).empty()) return false;
-  static const OpType kConstant = OpType::onnx("Constant"), kShape = OpType::onnx("Shape"),
-                      kSize = OpType::onnx("Size");
-  if (n.op == kConstant) {
+  if (!op_traits(n.op).deterministic || !g.subgraphs(id).empty()) return false;
+  if (n.op == op::Constant) {
     if (n.outputs.size() != 1 || n.outputs[0] == kNoValue) return false;
     TensorPtr t = constant_of(g, n.outputs[0]);
     if (!t) return false;  // sparse_value and other forms stay
@@ -94,12 +94,12 @@ bool constant_folding_pass(Graph& g, NodeId id, const FoldOptions& opts, std::ve
     return true;
   }
   // Shape/Size of a statically shaped value.
-  if ((n.op == kShape || n.op == kSize) && n.inputs.size() == 1 && n.inputs[0] != kNoValue &&
+  if ((n.op == op::Shape || n.op == op::Size) && n.inputs.size() == 1 && n.inputs[0] != kNoValue &&
       n.outputs.size() == 1) {
     auto s = g.value(n.inputs[0]).type.static_shape();
     if (!s) return false;
     std::vector<Tensor> r;
-    if (n.op == kSize) {
+    if (n.op == op::Size) {
       r.push_back(Tensor::scalar<int64_t>(shape_numel(*s)));
     } else {
       int64_t rank = static_cast<int64_t>(s->size());

@@ -1,17 +1,9 @@
 #include "engine/rewrite/passes.h"
 
 #include "engine/rewrite/graph_util.h"
+#include "core/ops/op_traits.h"
 
 namespace fusor {
-
-bool is_nondeterministic(OpType t) {
-  static const std::vector<OpType> ops = {OpType::onnx("RandomNormal"), OpType::onnx("RandomUniform"),
-                                          OpType::onnx("RandomNormalLike"), OpType::onnx("RandomUniformLike"),
-                                          OpType::onnx("Multinomial"), OpType::onnx("Bernoulli")};
-  for (OpType o : ops)
-    if (o == t) return true;
-  return false;
-}
 
 static bool same_attrs(const Node& a, const Node& b) {
   if (a.attrs.size() != b.attrs.size()) return false;
@@ -32,7 +24,7 @@ static bool same_attrs(const Node& a, const Node& b) {
 
 bool cse_pass(Graph& g, NodeId id, std::vector<NodeId>& touched) {
   const Node& n = g.node(id);
-  if (n.inputs.empty() || n.inputs[0] == kNoValue || is_nondeterministic(n.op) || !g.subgraphs(id).empty())
+  if (n.inputs.empty() || n.inputs[0] == kNoValue || !op_traits(n.op).deterministic || !g.subgraphs(id).empty())
     return false;
   for (ValueId o : n.outputs)
     if (o != kNoValue && g.value(o).is_graph_output) return false;

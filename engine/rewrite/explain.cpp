@@ -91,7 +91,7 @@ std::string number_text(double v) {
 // A constant of the rule itself: its value says nothing about the match.
 bool is_literal(const Expr& e) {
   switch (e.op) {
-    case Op::Number: case Op::Bool: case Op::OpName: case Op::DTypeName: return true;
+    case Op::Number: case Op::Bool: case Op::String: case Op::OpName: case Op::DTypeName: return true;
     case Op::List:
       for (const Expr& k : e.kids)
         if (!is_literal(k)) return false;
@@ -170,8 +170,9 @@ std::string expr_text(const Expr& e, const Pattern& p) {
   switch (e.op) {
     case Op::Number: return number_text(e.number);
     case Op::Bool: return e.boolean ? "true" : "false";
+    case Op::String: return wrap("\"", e.name, "\"");
     case Op::List: return wrap("[", args(), "]");
-    case Op::OpName: return e.optype.domain().empty() ? e.optype.name() : e.optype.domain() + "." + e.optype.name();
+    case Op::OpName: return e.optype.qualified();
     case Op::DTypeName: return dtype_name(e.dtype);
     case Op::Var: return var_text(e.var, p);
     case Op::AttrRead: return var_text(e.var, p) + "." + e.name;

@@ -8,6 +8,7 @@
 #include "core/util/error.h"
 #include "core/onnx/fusor_schemas.h"
 #include "kernels/common/half.h"
+#include "core/ops/op_names.h"
 
 namespace fusor {
 
@@ -18,8 +19,7 @@ TensorPtr constant_of(const Graph& g, ValueId v) {
   if (val.captured_from != kNoValue) return g.parent() ? constant_of(*g.parent(), val.captured_from) : nullptr;
   if (val.producer == kNoNode) return nullptr;
   const Node& n = g.node(val.producer);
-  static const OpType kConstant = OpType::onnx("Constant");
-  if (n.op != kConstant) return nullptr;
+  if (n.op != op::Constant) return nullptr;
   for (const Attribute& a : n.attrs) {
     if (a.name == "value" && a.kind == AttrKind::Tensor) return a.t;
     if (a.name == "value_float") return std::make_shared<const Tensor>(Tensor::scalar<float>(a.f));
@@ -147,12 +147,10 @@ Tensor literal_tensor(const Literal& lit, DataType dtype) {
   return t;
 }
 
-static bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
-
 // A constant element against a literal value: an integer literal (`Add(x, 0)`) is exact even
 // against float constants, so `Add(v, 0)` does not match an epsilon such as 1e-6; a float literal
 // is within the literal tolerance.
-static bool literal_close(double a, double b, bool integer_literal) { return integer_literal ? a == b : close(a, b); }
+static bool literal_close(double a, double b, bool integer_literal) { return integer_literal ? a == b : within_literal_tolerance(a, b); }
 
 bool literal_matches(const Literal& lit, const Tensor& t, int out_rank) {
   if (t.dtype() == DataType::String || !t.defined()) return false;
@@ -194,7 +192,7 @@ bool attr_equal(const Attribute& a, const Attribute& b) {
     bool lb = b.kind == AttrKind::Ints || b.kind == AttrKind::Floats;
     if (la != lb || va.size() != vb.size()) return false;
     for (size_t i = 0; i < va.size(); ++i)
-      if (!close(va[i], vb[i])) return false;
+      if (!within_literal_tolerance(va[i], vb[i])) return false;
     return true;
   }
   if (a.kind != b.kind) return false;

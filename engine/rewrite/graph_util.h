@@ -34,8 +34,8 @@ DataType literal_dtype(OpType op, int64_t opset, size_t slot, const std::vector<
 // A tensor of `dtype` holding the literal's values (scalar: rank 0; list: 1-D).
 Tensor literal_tensor(const Literal& lit, DataType dtype);
 
-// Whether the literal matches a constant tensor: every element equal (floats within
-// 1e-6 * max(1, |b|), integers exactly; an integer literal also matches float constants).
+// Whether the literal matches a constant tensor: every element equal (floats within the
+// literal tolerance, core/pattern/pattern.h; integers exactly; an integer literal also matches float constants).
 // A scalar literal requires the constant to be a scalar or all-ones shape of rank <= out_rank
 // (out_rank < 0: unknown, then rank <= 1); a list literal requires a 1-D tensor of that length.
 bool literal_matches(const Literal& lit, const Tensor& t, int out_rank);

@@ -11,26 +11,27 @@
 // - New nodes whose inputs are all constants are not gated: constant folding evaluates them on
 //   fusor's own kernels before any provider sees the graph (weight folding writes arithmetic
 //   on the weights, e.g. Mul(w, Reshape(k, ...)) in conv_bn_fold).
-// - Conditions read the node's attributes by name (normalized, with the schema default when the
-//   node omits one), `input_dtype` and `input_rank` (of the first input). A condition that reads
+// - Conditions (core/pattern/kernel_table.h) are Exprs of the one expression language, evaluated
+//   by eval_expr (predicate.h) with the node's first output and first input bound: attributes
+//   read normalized, with the schema default when the node omits one. A condition that reads
 //   something unknown (an unknown rank) does not hold.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "dsl/provider.h"
+#include "core/pattern/kernel_table.h"
 #include "engine/rewrite/match.h"
 
 namespace fusor {
 
 class KernelGate {
  public:
-  // Keeps a reference: `def` must outlive the gate.
-  explicit KernelGate(const dsl::ProviderDef& def) : def_(def) {}
+  // Keeps a reference: `table` must outlive the gate.
+  explicit KernelGate(const KernelTable& table) : table_(table) {}
 
-  const std::string& provider() const { return def_.name; }
+  const std::string& provider() const { return table_.provider; }
   // Whether the provider declares its kernels (else every op runs).
-  bool restricts() const { return !def_.kernels.empty(); }
+  bool restricts() const { return table_.restricts(); }
 
   // "" when a declaration covers node `n` of env.graph; else why none does, e.g.
   // "provider 'clamp' has no kernel for fusor.FusedConv with activation = Sigmoid (its kernels:
@@ -42,7 +43,7 @@ class KernelGate {
   static std::vector<NodeId> runtime_nodes(const Graph& g, const std::vector<NodeId>& nodes);
 
  private:
-  const dsl::ProviderDef& def_;
+  const KernelTable& table_;
 };
 
 }  // namespace fusor

@@ -10,15 +10,6 @@
 
 namespace fusor {
 
-bool is_commutative(OpType t) {
-  static const std::vector<OpType> ops = {
-      OpType::onnx("Add"), OpType::onnx("Mul"), OpType::onnx("Max"), OpType::onnx("Min"),
-      OpType::onnx("Equal"), OpType::onnx("And"), OpType::onnx("Or"), OpType::onnx("Xor"),
-      OpType::onnx("BitwiseAnd"), OpType::onnx("BitwiseOr"), OpType::onnx("BitwiseXor"),
-      OpType::onnx("Sum"), OpType::onnx("Mean")};
-  return std::find(ops.begin(), ops.end(), t) != ops.end();
-}
-
 const char* miss_kind_name(MissKind k) {
   switch (k) {
     case MissKind::Op: return "op";
@@ -30,12 +21,6 @@ const char* miss_kind_name(MissKind k) {
     case MissKind::Where: return "where";
   }
   return "?";
-}
-
-bool is_nary_set(OpType t) {
-  static const std::vector<OpType> ops = {OpType::onnx("Sum"), OpType::onnx("Max"), OpType::onnx("Min"),
-                                          OpType::onnx("Mean")};
-  return std::find(ops.begin(), ops.end(), t) != ops.end();
 }
 
 CompiledRule compile_rule(const Rule& r, int index) {
@@ -51,30 +36,58 @@ CompiledRule compile_rule(const Rule& r, int index) {
          p.nodes[pv.producer].outputs[pv.slot] != v))
       bad("var '" + pv.name + "' disagrees with its producer's outputs");
   }
+  // Nodes the match reaches from the root down through inputs; a pattern with several roots reaches
+  // the others up from a value already bound (their shared input), through its consumers.
   std::vector<uint8_t> reached(nn, 0);
+  std::vector<uint8_t> known(nv, 0);  // vars bound once the reached nodes are
+  std::vector<UpStep> up;
   std::vector<int> stack = {p.root};
   reached[p.root] = 1;
-  while (!stack.empty()) {
-    int n = stack.back();
-    stack.pop_back();
-    const PatternNode& pn = p.nodes[n];
-    if (pn.ops.empty()) bad("pattern node " + std::to_string(n) + " has no op");
-    for (size_t i = 0; i < pn.inputs.size(); ++i) {
-      const PInput& in = pn.inputs[i];
-      if (in.kind == PInput::Kind::Tail && i + 1 != pn.inputs.size()) bad("a variadic tail must be the last input");
-      if (in.kind == PInput::Kind::Literal && (in.literal < 0 || in.literal >= static_cast<int>(p.literals.size())))
-        bad("literal index out of range");
-      if (in.kind == PInput::Kind::Var || in.kind == PInput::Kind::Tail) {
-        if (in.var < 0 || in.var >= nv) bad("input refers to a missing var");
-        int q = p.vars[in.var].producer;
-        if (q >= 0 && !reached[q]) { reached[q] = 1; stack.push_back(q); }
+  auto descend = [&]() {
+    while (!stack.empty()) {
+      int n = stack.back();
+      stack.pop_back();
+      for (int o : p.nodes[n].outputs)
+        if (o >= 0 && o < nv) known[o] = 1;
+      const PatternNode& pn = p.nodes[n];
+      if (pn.ops.empty()) bad("pattern node " + std::to_string(n) + " has no op");
+      for (size_t i = 0; i < pn.inputs.size(); ++i) {
+        const PInput& in = pn.inputs[i];
+        if (in.kind == PInput::Kind::Tail && i + 1 != pn.inputs.size()) bad("a variadic tail must be the last input");
+        if (in.kind == PInput::Kind::Literal && (in.literal < 0 || in.literal >= static_cast<int>(p.literals.size())))
+          bad("literal index out of range");
+        if (in.kind == PInput::Kind::Var || in.kind == PInput::Kind::Tail) {
+          if (in.var < 0 || in.var >= nv) bad("input refers to a missing var");
+          known[in.var] = 1;
+          int q = p.vars[in.var].producer;
+          if (q >= 0 && !reached[q]) { reached[q] = 1; stack.push_back(q); }
+        }
       }
     }
+  };
+  descend();
+  for (;;) {
+    int next = -1, via = -1;
+    for (int n = 0; n < nn && next < 0; ++n) {
+      if (reached[n]) continue;
+      for (const PInput& in : p.nodes[n].inputs)
+        if (in.kind == PInput::Kind::Var && in.var >= 0 && in.var < nv && known[in.var]) {
+          next = n;
+          via = in.var;
+          break;
+        }
+    }
+    if (next < 0) break;
+    up.push_back({next, via});
+    reached[next] = 1;
+    stack.push_back(next);
+    descend();
   }
   for (int n = 0; n < nn; ++n)
-    if (!reached[n]) bad("pattern node " + std::to_string(n) + " is not connected to the root");
+    if (!reached[n]) bad("pattern node " + std::to_string(n) + " shares no value with the rest of the pattern");
   CompiledRule cr;
   cr.rule = &r;
+  cr.up = std::move(up);
   cr.index = index;
   cr.redefined.assign(nv, 0);
   const Rewrite& rw = r.rewrite;
@@ -90,7 +103,10 @@ CompiledRule compile_rule(const Rule& r, int index) {
       bad("rewrite literal index out of range");
   };
   for (size_t i = 0; i < rw.nodes.size(); ++i) {
-    if (!rw.nodes[i].op.valid()) bad("rewrite node without an op");
+    const RNode& rn = rw.nodes[i];
+    if (rn.op_of_var >= nv || (rn.op_of_var >= 0 && p.vars[rn.op_of_var].producer < 0))
+      bad("a rewrite node reuses the op of a value the match does not produce");
+    if (rn.op_of_var < 0 && !rn.op.valid()) bad("rewrite node without an op");
     for (const RInput& in : rw.nodes[i].inputs) check_rinput(in, static_cast<int>(i));
   }
   if (rw.redefs.empty()) bad("rewrite redefines no output");
@@ -186,7 +202,11 @@ class Solver {
   }
 
   bool solve(std::vector<Goal>& goals) {
-    if (goals.empty()) return final_checks();
+    if (goals.empty()) {
+      for (const UpStep& s : cr_.up)
+        if (m_.nodes[s.node] == kNoNode) return up_step(s, goals);
+      return final_checks();
+    }
     Goal gl = goals.back();
     goals.pop_back();
     bool ok = false;
@@ -296,12 +316,7 @@ class Solver {
       if (pn.outputs[o] >= 0 && (o >= node.outputs.size() || node.outputs[o] == kNoValue))
         return fail(pn_idx, gn, 0, {MissKind::Arity}, [&] { return "has no output " + std::to_string(o); });
     // 3. attribute constants
-    int rank = -1;
-    if (node.op == OpType::onnx("Unsqueeze")) {
-      if (!node.outputs.empty() && node.outputs[0] != kNoValue) rank = g_.value(node.outputs[0]).type.rank();
-    } else if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
-      rank = g_.value(node.inputs[0]).type.rank();
-    }
+    const int rank = axes_rank(g_, gn);
     for (const AttrConstraint& c : pn.attrs) {
       auto have = read_node_attr(env_, gn, c.name);
       Attribute want = c.value;
@@ -331,7 +346,8 @@ class Solver {
       orders.push_back(std::move(ord));
       tails.push_back(std::move(rest));
     };
-    if (is_nary_set(node.op) && (has_tail || N == P) && P > 0) {
+    const OpTraits& traits = op_traits(node.op);
+    if (traits.nary_set && (has_tail || N == P) && P > 0) {
       // Injections of the P pattern operands into the N node operands, identity first.
       std::vector<int> idx(N);
       for (size_t j = 0; j < N; ++j) idx[j] = static_cast<int>(j);
@@ -347,7 +363,7 @@ class Solver {
       std::vector<int> ord(P);
       for (size_t i = 0; i < P; ++i) ord[i] = i < N ? static_cast<int>(i) : -1;
       add_order(ord);
-      if (is_commutative(node.op) && P == 2 && N == 2 && !has_tail) add_order({1, 0});
+      if (traits.commutative && P == 2 && N == 2 && !has_tail) add_order({1, 0});
     }
     size_t mark = trail_.size();
     for (size_t k = 0; k < orders.size(); ++k) {
@@ -394,6 +410,36 @@ class Solver {
       if (solve(next)) return true;
       undo(mark);
     }
+    return false;
+  }
+
+  // A pattern node the match reaches from a bound value up through its consumers (another root of
+  // a pattern with several): each consumer of the value not matched yet is a candidate.
+  bool up_step(const UpStep& s, std::vector<Goal>& goals) {
+    const ValueId v = m_.vars[s.var];
+    const PatternNode& pn = p_.nodes[s.node];
+    bool tried = false;
+    if (v != kNoValue) {
+      std::vector<NodeId> seen;
+      for (const Use& u : g_.value(v).uses) {
+        if (std::find(seen.begin(), seen.end(), u.node) != seen.end()) continue;
+        seen.push_back(u.node);
+        if (std::find(m_.nodes.begin(), m_.nodes.end(), u.node) != m_.nodes.end()) continue;
+        if (std::find(pn.ops.begin(), pn.ops.end(), g_.node(u.node).op) == pn.ops.end()) continue;
+        tried = true;
+        size_t mark = trail_.size();
+        std::vector<Goal> next = goals;
+        next.push_back(Goal{Goal::Kind::Node, s.node, u.node, -1, 0});
+        if (solve(next)) return true;
+        undo(mark);
+      }
+    }
+    if (!tried)
+      fail(s.node, kNoNode, 0, {MissKind::Op}, [&] {
+        std::string want;
+        for (size_t i = 0; i < pn.ops.size(); ++i) want += (i ? " | " : "") + pn.ops[i].qualified();
+        return "no other consumer of " + vname(v) + " is " + want + " (for '" + pvar(s.var) + "' read by another root)";
+      });
     return false;
   }
 

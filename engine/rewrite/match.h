@@ -1,5 +1,10 @@
 // The compiled matcher: one rule's pattern against the graph, starting at a root node.
 //
+// Several roots: a pattern whose statements do not all feed the last one (`q = MatMul(x, wq)`,
+// `k = MatMul(x, wk)`) is matched from the last one down, then each other root is found among the
+// consumers of a value already bound (x's consumers), as a further choice point; every pattern node
+// binds a different graph node.
+//
 // A match attempt is a depth-first search over goals ("this pattern var is that value", "this
 // pattern node is that graph node", "this literal is that value"). Choices (commutative operand
 // order, n-ary subsets, alternation is a plain membership test) push alternatives and undo their
@@ -52,14 +57,23 @@ struct NearMiss {
   int progress = -1;          // how far the attempt got (comparable between a rule's bodies)
 };
 
+// A pattern node found from a value the match bound before it (`var`), among that value's
+// consumers: how a pattern with several roots reaches its other roots (and their inputs).
+struct UpStep {
+  int node = -1;
+  int var = -1;
+};
+
 // Per-rule facts computed once.
 struct CompiledRule {
   const Rule* rule = nullptr;
   int index = 0;                 // position in the rule list (ties after benefit)
   std::vector<uint8_t> redefined;  // per var: the rewrite redefines it
+  std::vector<UpStep> up;        // in order; empty for a pattern with one root
 };
 
-// Validates a rule's structure (indices in range, root reaches every node, tails last,
+// Validates a rule's structure (indices in range, every node reached from the root down through
+// inputs or, for a pattern with several roots, up from a value bound before it; tails last,
 // redefinitions target matched outputs). Throws BadInput "FILE:LINE: rule 'NAME': ...".
 CompiledRule compile_rule(const Rule& r, int index);
 
@@ -73,9 +87,5 @@ struct MatchEnv {
 // Tries the rule at `root`. On success fills `m`. When `miss` is non-null and the root op
 // matched but the rule did not, the failure that got furthest is described there.
 bool match_rule(const CompiledRule& cr, MatchEnv& env, NodeId root, Match& m, NearMiss* miss = nullptr);
-
-// Whether op `t` is commutative in its two operands / an n-ary op whose operands are a set.
-bool is_commutative(OpType t);
-bool is_nary_set(OpType t);
 
 }  // namespace fusor

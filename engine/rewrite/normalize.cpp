@@ -2,21 +2,16 @@
 
 #include <algorithm>
 
+#include "core/ops/op_names.h"
 #include "core/ops/op_traits.h"
 #include "engine/rewrite/graph_util.h"
 
 namespace fusor {
 
-// Ops with spatial windows whose omitted `pads` mean zero padding on every spatial axis.
-static bool is_windowed_op(OpType op) {
-  static const std::vector<OpType> ops = {
-      OpType::onnx("Conv"),          OpType::onnx("ConvTranspose"),   OpType::onnx("AveragePool"),
-      OpType::onnx("MaxPool"),       OpType::onnx("LpPool"),          OpType(kFusorDomain, "FusedConv"),
-      OpType(kFusorDomain, "NhwcConv"), OpType(kFusorDomain, "NhwcConvTranspose"),
-      OpType(kFusorDomain, "NhwcMaxPool"), OpType(kFusorDomain, "NhwcAveragePool"),
-      OpType(kFusorDomain, "NchwcConv"), OpType(kFusorDomain, "NchwcMaxPool"),
-      OpType(kFusorDomain, "NchwcAveragePool")};
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
+int axes_rank(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  const std::vector<ValueId>& side = op_traits(n.op).axes_of_output ? n.outputs : n.inputs;
+  return !side.empty() && side[0] != kNoValue ? g.value(side[0]).type.rank() : -1;
 }
 
 // Spatial axes of a windowed op's input of rank `in_rank`: the blocked (NCHWc) ops are 2-D, their
@@ -62,10 +57,9 @@ NormalizedNode normalize_node(const Graph& g, NodeId id) {
   while (!out.inputs.empty() && out.inputs.back() == kNoValue) out.inputs.pop_back();
 
   int in_rank = !n.inputs.empty() && n.inputs[0] != kNoValue ? g.value(n.inputs[0]).type.rank() : -1;
-  int out_rank = !n.outputs.empty() && n.outputs[0] != kNoValue ? g.value(n.outputs[0]).type.rank() : -1;
-  int rank = n.op == OpType::onnx("Unsqueeze") ? out_rank : in_rank;
+  const int rank = axes_rank(g, id);
   for (Attribute& a : out.attrs) normalize_axis_attr(a, rank);
-  if (n.op == OpType::onnx("Transpose") && !n.attr("perm") && in_rank >= 0) {
+  if (n.op == op::Transpose && !n.attr("perm") && in_rank >= 0) {
     std::vector<int64_t> perm(in_rank);
     for (int i = 0; i < in_rank; ++i) perm[i] = in_rank - 1 - i;
     out.attrs.push_back(Attribute::make_ints("perm", perm));
@@ -73,7 +67,7 @@ NormalizedNode normalize_node(const Graph& g, NodeId id) {
   // Omitted `pads` of the windowed ops are zeros (ONNX gives them no schema default): made
   // explicit, so a rule can add to them (a Pad folded into a Conv) whether or not the exporter
   // wrote them. Not with auto_pad SAME_* / VALID, which computes its own.
-  if (is_windowed_op(n.op) && in_rank >= 3 && !n.attr("pads")) {
+  if (op_traits(n.op).windowed && in_rank >= 3 && !n.attr("pads")) {
     const Attribute* ap = n.attr("auto_pad");
     if (!ap || (ap->kind == AttrKind::String && ap->s == "NOTSET"))
       out.attrs.push_back(Attribute::make_ints("pads", std::vector<int64_t>(2 * spatial_rank(n.op, in_rank), 0)));

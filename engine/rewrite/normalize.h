@@ -34,6 +34,10 @@ struct NormalizedNode {
   }
 };
 
+// The rank node n's `axis`/`axes` attributes count: its input 0's, or its output's for an op whose
+// axes name output dimensions (Unsqueeze: OpTraits::axes_of_output); -1 when unknown.
+int axes_rank(const Graph& g, NodeId n);
+
 // Makes `axis`/`axes` non-negative for rank `rank` (no-op when rank < 0).
 void normalize_axis_attr(Attribute& a, int rank);
 

@@ -58,6 +58,4 @@ class InitializerDedup {
   std::map<std::string, std::vector<ValueId>> index_;
 };
 
-bool is_nondeterministic(OpType t);
-
 }  // namespace fusor

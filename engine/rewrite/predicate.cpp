@@ -60,6 +60,23 @@ std::optional<Attribute> read_node_attr(MatchEnv& env, NodeId n, const std::stri
   return d;
 }
 
+// An op equals a string naming it as the rule language does ("Relu", "fusor.Gelu"), or as models
+// saved before that spelling carry it ("fusor::Gelu").
+static bool names_op(const std::string& s, OpType op) {
+  if (op.domain().empty()) return s == op.name();
+  return s == op.domain() + "." + op.name() || s == op.domain() + "::" + op.name();
+}
+
+// Two integers compare exactly; otherwise within the literal tolerance, so a float32 attribute
+// (alpha = 0.2f) equals the literal 0.2.
+static bool same_number(double a, double b) {
+  if (a == b) return true;
+  if (std::floor(a) == a && std::floor(b) == b) return false;
+  return within_literal_tolerance(a, b) || within_literal_tolerance(b, a);
+}
+
+// Three-valued equality: `unknown` is set when either side is (partly) unknown. Two symbols are
+// equal when they are the same dim_param; anything else about a symbol is unknown.
 static bool pequal(const PValue& a, const PValue& b, bool& unknown) {
   if (a.kind == K::Unknown || b.kind == K::Unknown) { unknown = true; return false; }
   if (a.kind == K::Sym || b.kind == K::Sym) {
@@ -67,15 +84,15 @@ static bool pequal(const PValue& a, const PValue& b, bool& unknown) {
     unknown = true;
     return false;
   }
-  auto name_of = [](const PValue& v) { return v.kind == K::Op ? v.op.name() : v.str; };
   if ((a.kind == K::Op || a.kind == K::Str) && (b.kind == K::Op || b.kind == K::Str)) {
     if (a.kind == K::Op && b.kind == K::Op) return a.op == b.op;
-    return name_of(a) == name_of(b);
+    if (a.kind == K::Str && b.kind == K::Str) return a.str == b.str;
+    return a.kind == K::Op ? names_op(b.str, a.op) : names_op(a.str, b.op);
   }
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case K::Bool: return a.b == b.b;
-    case K::Num: return a.num == b.num;
+    case K::Num: return same_number(a.num, b.num);
     case K::DType: return a.dtype == b.dtype;
     case K::List: {
       if (a.list.size() != b.list.size()) return false;
@@ -113,6 +130,7 @@ PValue eval_expr(const Expr& e, const Pattern& pat, const Match& m, MatchEnv& en
   switch (e.op) {
     case Expr::Op::Number: return PValue::number(e.number);
     case Expr::Op::Bool: return PValue::boolean(e.boolean);
+    case Expr::Op::String: { PValue p; p.kind = K::Str; p.str = e.name; return p; }
     case Expr::Op::List: {
       PValue p; p.kind = K::List;
       for (const auto& k : e.kids) p.list.push_back(eval_expr(k, pat, m, env));

@@ -1,6 +1,7 @@
 #include "engine/rewrite/type_refine.h"
 
 #include "engine/rewrite/infer.h"
+#include "core/ops/op_names.h"
 
 namespace fusor {
 
@@ -63,7 +64,7 @@ bool merge_type(const ValueType& old, const ValueType& better, ValueType& merged
 // length is the output's rank.
 static void reshape_rank_from_shape_length(Graph& g, NodeId n) {
   const Node& node = g.node(n);
-  if (node.op != OpType::onnx("Reshape") || node.inputs.size() < 2 || node.inputs[1] == kNoValue ||
+  if (node.op != op::Reshape || node.inputs.size() < 2 || node.inputs[1] == kNoValue ||
       node.outputs.empty() || node.outputs[0] == kNoValue)
     return;
   const ValueType& shape = g.value(node.inputs[1]).type;

@@ -26,7 +26,6 @@ RewriteReport apply_rules(Model& model, const std::vector<const dsl::RuleDecl*>&
   RewriteOptions ro;
   for (const std::string& p : all_passes())
     if (std::find(passes.begin(), passes.end(), p) == passes.end()) ro.disabled.push_back(p);
-  ro.throw_on_limit = false;
   ro.explain_rule = explain_rule;
   return run_rewrites(model, lowered, ro);
 }

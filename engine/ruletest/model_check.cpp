@@ -38,7 +38,7 @@ ModelCheck check_model(const std::string& path, const ShapeOverrides& overrides,
   LoadOptions lo;
   lo.overrides = overrides;
   auto load = [&] { return load_model(path, lo); };
-  std::vector<const dsl::RuleDecl*> all = set.select(dsl::Level::All, "");
+  std::vector<const dsl::RuleDecl*> all = set.select(OptLevel::All, "");
 
   std::unique_ptr<Model> base = load();
   RandomRange range{0, 1, 0, 9};  // as `fusor run`

@@ -23,7 +23,8 @@ decltype(auto) api_call(F&& f) {
   } catch (const Exception&) {
     throw;
   } catch (const Error& e) {
-    throw Exception(api_error_code(e), e.what());
+    // The text carries the diagnostics (FILE:LINE:COL, message, caret line): a host has no stderr.
+    throw Exception(api_error_code(e), e.full_text());
   } catch (const std::bad_alloc&) {
     throw Exception(ErrorCode::InvalidGraph, "out of memory: the model or its inputs need more than this process can get");
   } catch (const std::exception& e) {

@@ -52,7 +52,7 @@ void write_body(std::string& out, const Graph& g, const std::string& p, const st
   }
   for (NodeId id = g.first(); id != kNoNode; id = g.next(id)) {
     const Node& n = g.node(id);
-    std::string label = (n.op.domain().empty() ? n.op.name() : n.op.qualified()) + (n.name.empty() ? "" : "\n" + n.name);
+    std::string label = n.op.qualified() + (n.name.empty() ? "" : "\n" + n.name);
     int64_t inner = 0;
     for (const Graph* sub : g.subgraphs(id)) inner += count_nodes(*sub);
     if (inner) label += "\n(" + std::to_string(inner) + " nodes in subgraphs)";

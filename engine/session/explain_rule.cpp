@@ -99,18 +99,18 @@ ExplainResult describe_explained_rule(const OptimizeOptions& o, int64_t opset) {
   }
   for (const dsl::RuleDecl* d : decls) r.locations.push_back(location_of(*d));
   const dsl::RuleDecl& d = *decls.front();
-  r.level = dsl::level_name(d.level);
+  r.level = opt_level_name(d.level);
 
   if (o.level == OptLevel::Disabled) {
     r.not_run_reason = "no rule runs at level disabled";
     return r;
   }
-  if (static_cast<int>(d.level) > static_cast<int>(dsl_level(o.level))) {
+  if (static_cast<int>(d.level) > static_cast<int>(o.level)) {
     r.not_run_reason = "it is a level-" + r.level + " rule, and level " + opt_level_name(o.level) +
                        " runs rules up to level " + opt_level_name(o.level) + " only";
     return r;
   }
-  std::vector<const dsl::RuleDecl*> selected = set.select(dsl_level(o.level), r.provider);
+  std::vector<const dsl::RuleDecl*> selected = set.select(o.level, r.provider);
   if (std::find(selected.begin(), selected.end(), &d) == selected.end()) {
     std::string named;
     for (const auto& p : d.providers) named += (named.empty() ? "" : ", ") + p.name;

@@ -1,4 +1,5 @@
 #include "engine/session/model_stats.h"
+#include "core/ops/op_names.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -8,7 +9,7 @@ namespace {
 
 struct Counter {
   ModelStats& s;
-  const OpType constant = OpType::onnx("Constant");
+  const OpType constant = op::Constant;
 
   void graph(const Graph& g, int depth) {
     for (ValueId v : g.initializers()) {

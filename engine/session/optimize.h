@@ -1,15 +1,10 @@
 // The optimization entry point: optimization levels, options and the report.
 //
-// Levels, as in ONNX Runtime (each includes the ones before it):
-//   disabled  load and save, nothing else;
-//   basic     semantics-preserving cleanups (constant folding, identity/dead-node removal, ...);
-//   extended  fusions into fusor-domain ops with fused kernels;
-//   layout    NCHW -> NHWC/blocked layout for the selected provider;
-//   all       everything.
+// Levels: OptLevel (core/pattern/level.h), as in ONNX Runtime.
 // Rules: the provider definition providers/<first provider>.provider names the rule files of each
 // level (`rules basic: ...`); they are found under shipped_rules_root(). --rules files are added,
 // --no-default-rules drops the provider's files. The rules selected for the level and provider are
-// lowered (engine/rewrite/lower.h) and run with the built-in passes by run_rewrites.
+// lowered (dsl/lower.h) and run with the built-in passes by run_rewrites.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -17,27 +12,12 @@
 #include <string_view>
 #include <vector>
 
-#include "dsl/ast.h"
+#include "core/pattern/level.h"
 #include "core/ir/model.h"
 #include "engine/rewrite/explain.h"
+#include "engine/session/provider_catalog.h"
 
 namespace fusor {
-
-enum class OptLevel { Disabled, Basic, Extended, Layout, All };
-
-// "disabled" | "basic" | "extended" | "layout" | "all"; throws Error(Usage) listing them otherwise.
-OptLevel parse_opt_level(std::string_view text);
-const char* opt_level_name(OptLevel level);
-// The rule language's level a rule needs to run at this optimization level (Disabled: Basic,
-// though nothing runs then).
-dsl::Level dsl_level(OptLevel level);
-// "disabled, basic, extended, layout, all"
-std::string opt_level_names();
-
-// Execution providers fusor knows, in priority order of preference ("cpu").
-const std::vector<std::string>& known_providers();
-// Throws Error(Usage) naming the provider and listing the known ones.
-void check_provider(const std::string& name);
 
 struct OptimizeOptions {
   OptLevel level = OptLevel::All;
@@ -71,9 +51,8 @@ struct OptimizeReport {
 // $FUSOR_RULES_DIR, else an installed package's share/fusor, else the source tree fusor was built
 // from (compiled in).
 std::string shipped_rules_root();
-// The provider's rule files at `level` (none at disabled). Throws Error(BadInput) after printing
-// diagnostics on stderr when the provider definition is bad.
-// `root` overrides shipped_rules_root() when not empty.
+// The provider's rule files at `level` (none at disabled). A bad provider definition is
+// Error(BadInput) carrying its diagnostics. `root` overrides shipped_rules_root() when not empty.
 std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider, const std::string& root = "");
 
 // Optimizes the model in place. Throws Error(Usage) for bad options (unknown provider),
@@ -81,6 +60,12 @@ std::vector<std::string> default_rule_files(OptLevel level, const std::string& p
 // that is not in options.providers (its fused ops target that provider's kernels).
 // After rewriting at a level above disabled: the `fusor` opset import is added when fusor-domain
 // ops are present, and the metadata stamp records provider, level and rule-set hash.
+// Problems in rule files or provider definitions are Error(BadInput) whose details() are the
+// diagnostics (FILE:LINE:COL); nothing is printed. Rule warnings go to the logger. A rule set that
+// does not terminate is Error(BadInput) naming the model and the rules (FILE:LINE).
 OptimizeReport optimize(Model& model, const OptimizeOptions& options);
+// The same with the providers already loaded (ProviderCatalog::load_or_throw(options.providers,
+// options.rules_root); not read at level disabled): each definition is read once per optimization.
+OptimizeReport optimize(Model& model, const OptimizeOptions& options, const ProviderCatalog& providers);
 
 }  // namespace fusor

@@ -85,8 +85,9 @@ std::string engine_identity() {
   return std::string(engine_version()) + " " + cache::build_identity();
 }
 
+// `providers`: the catalog already loaded for the key (null: optimize() loads it).
 OptimizedModel load_and_optimize(const ModelSource& source, const ShapeOverrides& overrides,
-                                 const OptimizeOptions& options) {
+                                 const OptimizeOptions& options, const ProviderCatalog* providers = nullptr) {
   OptimizedModel r;
   LoadOptions load;
   load.overrides = overrides;
@@ -99,7 +100,7 @@ OptimizedModel load_and_optimize(const ModelSource& source, const ShapeOverrides
   r.nodes_before = static_cast<int64_t>(r.model->graph->num_nodes());
   r.ops_before = op_histogram(*r.model);
   clock.reset();
-  r.report = optimize(*r.model, options);
+  r.report = providers ? optimize(*r.model, options, *providers) : optimize(*r.model, options);
   r.optimize_ms = clock.ms();
   return r;
 }
@@ -107,21 +108,20 @@ OptimizedModel load_and_optimize(const ModelSource& source, const ShapeOverrides
 // The files whose texts go into the key without parsing any rule file: every provider
 // definition of the list, and the rule files named directly (the first provider's files for the
 // level, then --rules). Files they import are checked per entry instead (RuleDeps). nullopt when
-// the first provider's definition does not load: optimize() reports that.
+// a provider definition does not load: optimize() reports that.
 struct RuleInputs {
   std::vector<std::string> provider_files, top_files;
+  std::optional<ProviderCatalog> providers;  // loaded once, for the key and for optimize() on a miss
 };
 
 std::optional<RuleInputs> rule_inputs(const OptimizeOptions& o) {
   RuleInputs in;
-  std::string root = o.rules_root.empty() ? shipped_rules_root() : o.rules_root;
-  for (const std::string& p : o.providers) in.provider_files.push_back(root + "/providers/" + p + ".provider");
-  if (!o.no_default_rules && o.level != OptLevel::Disabled && !o.providers.empty()) {
-    dsl::Diagnostics diags;  // not printed: optimize() reports a bad definition itself
-    auto def = dsl::load_provider(in.provider_files.front(), {}, diags);
-    if (!def || diags.has_errors()) return std::nullopt;
-    in.top_files = def->rule_files(dsl_level(o.level));
-  }
+  for (const std::string& p : o.providers) in.provider_files.push_back(provider_path(p, o.rules_root));
+  dsl::Diagnostics diags;  // optimize() reports a bad definition itself
+  in.providers = ProviderCatalog::load(o.providers, o.rules_root, diags);
+  if (diags.has_errors()) return std::nullopt;
+  if (!o.no_default_rules && o.level != OptLevel::Disabled && !o.providers.empty())
+    in.top_files = in.providers->first().def->rule_files(o.level);
   for (const std::string& f : o.rule_files) in.top_files.push_back(f);
   return in;
 }
@@ -130,7 +130,7 @@ std::optional<RuleInputs> rule_inputs(const OptimizeOptions& o) {
 // SHA-256: stored with an entry, checked on a hit.
 std::vector<std::pair<std::string, std::string>> imported_rule_files(const OptimizeOptions& o, const RuleInputs& in) {
   std::vector<std::pair<std::string, std::string>> deps;
-  for (const std::string& f : rule_set_files(o)) {
+  for (const std::string& f : rule_set_files(o, in.top_files)) {
     if (std::find(in.provider_files.begin(), in.provider_files.end(), f) != in.provider_files.end() ||
         std::find(in.top_files.begin(), in.top_files.end(), f) != in.top_files.end())
       continue;
@@ -254,7 +254,7 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   }
   double lookup_ms = clock.ms();
 
-  OptimizedModel r = load_and_optimize(source, overrides, options);
+  OptimizedModel r = load_and_optimize(source, overrides, options, &*rules->providers);
   clock.reset();
   try {
     const int64_t bound = cache_opts.max_bytes > 0 ? cache_opts.max_bytes : cache::default_max_bytes();

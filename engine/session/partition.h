@@ -9,7 +9,7 @@
 //   - a kernel exists for it: for cpu the registry's default choice, for any other provider the
 //     registry's implementation of that name (kernels/xnnpack registers "xnnpack").
 // A provider that is declared but whose kernels are not built (XNNPACK absent) is unavailable:
-// a warning says why once, and its nodes go to the next provider.
+// its nodes go to the next provider (ProviderCatalog::warnings() says why).
 //
 // The executor then creates each node's kernel from its provider's implementation
 // (ExecOptions::kernel_impl_for). The layout conversion at the boundaries is already in the
@@ -23,22 +23,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "dsl/provider.h"
 #include "core/ir/model.h"
+#include "engine/session/provider_catalog.h"
 
 namespace fusor {
-
-struct ProviderChain {
-  std::vector<std::unique_ptr<dsl::ProviderDef>> defs;  // priority order, cpu last
-  std::vector<std::string> unavailable;                 // requested but not built, with the reason
-};
-
-// Loads the definitions of `providers` (unknown names: Error(Usage) listing the known ones; a
-// definition with errors: diagnostics on stderr and Error(BadInput)), cpu appended when missing.
-ProviderChain load_provider_chain(const std::vector<std::string>& providers, const std::string& rules_root = "");
-
-// Why a provider's kernels are not built ("" when they are; always "" for cpu).
-std::string provider_unavailable_reason(const std::string& provider);
 
 struct Partition {
   std::vector<std::string> providers;                       // the chain, cpu last
@@ -53,6 +41,6 @@ struct Partition {
 // run is Error(BadInput): "node 'x' (Op): no provider can run it (tried: xnnpack, cpu)"; with
 // `require_all` false (reports of `optimize`, which need not run the model) it is counted under
 // "(none)" instead.
-Partition partition_model(const Model& model, const ProviderChain& chain, bool require_all = true);
+Partition partition_model(const Model& model, const ProviderCatalog& providers, bool require_all = true);
 
 }  // namespace fusor

@@ -34,7 +34,7 @@ PreparedSession prepare_session(const ModelSource& source, const PrepareOptions&
   clock.reset();
   // Each node runs on the first provider of the list that can run it (cpu last); a cache hit
   // skipped optimize(), so the partition is computed here for both.
-  Partition part = partition_model(*s.model, load_provider_chain(options.optimize.providers, options.optimize.rules_root));
+  Partition part = partition_model(*s.model, ProviderCatalog::load_or_throw(options.optimize.providers, options.optimize.rules_root));
   s.report.provider_nodes = part.nodes_per_provider;
   ExecOptions exec = options.exec;
   exec.kernel_impl_for = [part = std::make_shared<Partition>(std::move(part))](const Node& n) { return part->kernel_impl(n); };

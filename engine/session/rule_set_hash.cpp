@@ -34,8 +34,7 @@ class Fnv64 {
 
 std::vector<std::string> provider_files(const OptimizeOptions& o) {
   std::vector<std::string> files;
-  std::string root = o.rules_root.empty() ? shipped_rules_root() : o.rules_root;
-  for (const std::string& p : o.providers) files.push_back(root + "/providers/" + p + ".provider");
+  for (const std::string& p : o.providers) files.push_back(provider_path(p, o.rules_root));
   return files;
 }
 
@@ -55,8 +54,11 @@ std::vector<std::string> top_rule_files(const OptimizeOptions& o) {
 }  // namespace
 
 std::vector<std::string> rule_set_files(const OptimizeOptions& options) {
+  return rule_set_files(options, top_rule_files(options));
+}
+
+std::vector<std::string> rule_set_files(const OptimizeOptions& options, const std::vector<std::string>& top) {
   std::vector<std::string> out = provider_files(options);
-  std::vector<std::string> top = top_rule_files(options);
   if (top.empty()) return out;
   dsl::Diagnostics diags;  // errors are optimize()'s to report
   auto parsed = dsl::parse_rule_files(top, diags);
@@ -70,10 +72,12 @@ std::vector<std::string> rule_set_files(const OptimizeOptions& options) {
   return out;
 }
 
-std::string rule_set_hash(const OptimizeOptions& options) {
+std::string rule_set_hash(const OptimizeOptions& options) { return rule_set_hash(options, top_rule_files(options)); }
+
+std::string rule_set_hash(const OptimizeOptions& options, const std::vector<std::string>& top_files) {
   Fnv64 h;
   h.part("fusor-rule-set-1");
-  for (const std::string& path : rule_set_files(options)) {
+  for (const std::string& path : rule_set_files(options, top_files)) {
     std::string text;
     if (dsl::read_text_file(path, text)) {
       h.part("file");

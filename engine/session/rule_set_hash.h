@@ -19,8 +19,12 @@ namespace fusor {
 
 // 16 lowercase hex digits (64-bit FNV-1a over length-prefixed parts).
 std::string rule_set_hash(const OptimizeOptions& options);
+// The same when the caller knows the rule files named directly (`top_files`: the first provider's
+// files for the level, then --rules), so no provider definition is parsed again.
+std::string rule_set_hash(const OptimizeOptions& options, const std::vector<std::string>& top_files);
 
 // The rule and provider files rule_set_hash reads, in hashing order (for diagnostics and tests).
 std::vector<std::string> rule_set_files(const OptimizeOptions& options);
+std::vector<std::string> rule_set_files(const OptimizeOptions& options, const std::vector<std::string>& top_files);
 
 }  // namespace fusor

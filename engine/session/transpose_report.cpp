@@ -1,10 +1,11 @@
 #include "engine/session/transpose_report.h"
+#include "core/ops/op_names.h"
 
 namespace fusor {
 
 namespace {
 
-bool is_transpose(const Node& n) { return n.op == OpType::onnx("Transpose"); }
+bool is_transpose(const Node& n) { return n.op == op::Transpose; }
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

@@ -3,6 +3,8 @@
 // The suite names contain "Error" so the AddressSanitizer CI job selects them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/cli/cli_harness.h"
 #include "tests/cli/nested_model.h"
 
@@ -170,6 +172,41 @@ TEST(CliInputErrors, UnwritableOutputIsBadInput) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("no/such/dir/out.onnx"), std::string::npos) << r.err;
+}
+
+TEST(CliInputErrors, LoopingRuleSetNamesTheModelAndTheRules) {
+  // Two rules undoing each other: exit 2, nothing written, and the one-line message names the
+  // model and FILE:LINE of the rules involved (issue 18).
+  TempDir d;
+  write_file(d.path("loop.rules"), R"(fusor-rules 1
+
+rule relu_to_abs
+  match { y = Relu(x) }
+  rewrite { y = Abs(x) }
+
+rule abs_to_relu
+  match { y = Abs(x) }
+  rewrite { y = Relu(x) }
+)");
+  onnx::ModelProto m = new_model();
+  auto* g = m.mutable_graph();
+  add_input(g, "x", 1, {"4"});
+  add_node(g, "Relu", {"x"}, {"r"}, "relu");
+  add_node(g, "Neg", {"r"}, {"y"}, "neg");
+  add_output(g, "y", 1, {"4"});
+  save_proto(m, d.path("m.onnx"));
+  RunResult r = run_fusor({"optimize", d.path("m.onnx"), "-o", d.path("out.onnx"), "--no-default-rules", "--rules",
+                           d.path("loop.rules"), "--level", "basic"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  const std::string model = d.path("m.onnx"), rules = d.path("loop.rules");
+  EXPECT_NE(r.err.find(model + ": rewriting does not terminate"), std::string::npos) << r.err;
+  std::string abs_to_relu = "abs_to_relu (", relu_to_abs = "relu_to_abs (";
+  abs_to_relu.append(rules).append(":7)");
+  relu_to_abs.append(rules).append(":3)");
+  EXPECT_NE(r.err.find(abs_to_relu), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(relu_to_abs), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(d.path("out.onnx")));
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST(CliExplain, JsonListsAppliedMatchesAndNearMisses) {
   const json::Value* a1 = entry_at(v["applied"], "relu1");
   ASSERT_NE(a1, nullptr);
   EXPECT_EQ(strings_of((*a1)["nodes"]), (std::vector<std::string>{"conv1", "relu1"}));
-  EXPECT_EQ(strings_of((*a1)["new_ops"]), std::vector<std::string>{"fusor::FusedConv"});
+  EXPECT_EQ(strings_of((*a1)["new_ops"]), std::vector<std::string>{"fusor.FusedConv"});
   EXPECT_EQ((*a1)["location"].as_string(), f.rules + ":3");
   EXPECT_GE((*a1)["iteration"].as_int(), 1);
   EXPECT_NE(entry_at(v["applied"], "sig3"), nullptr);
@@ -178,7 +178,7 @@ kernels {
   ASSERT_EQ(opt.exit_code, 0) << opt.err;
   json::Value o = opt.json();
   EXPECT_EQ(o["ops_after"]["Sigmoid"].as_int(), 1);
-  EXPECT_EQ(o["ops_after"]["fusor::FusedConv"].as_int(), 1);
+  EXPECT_EQ(o["ops_after"]["fusor.FusedConv"].as_int(), 1);
 }
 
 TEST(CliExplain, UnknownRuleIsAUsageErrorWithASuggestion) {

@@ -28,7 +28,7 @@ def walk(g, depth):
     for n in g.node:
         if depth > 0: c["subgraph_nodes"] += 1
         if n.op_type == "Constant": c["constant_nodes"] += 1
-        ops[n.op_type if n.domain in ("", "ai.onnx") else n.domain + "::" + n.op_type] += 1
+        ops[n.op_type if n.domain in ("", "ai.onnx") else n.domain + "." + n.op_type] += 1
         for a in n.attribute:
             for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
                 walk(sub, depth + 1)

@@ -38,7 +38,7 @@ TEST_F(BriefExamples, AllRulesCheckCleanly) {
 
 TEST_F(BriefExamples, ConvBnFold) {
   const RuleDecl& r = rule("conv_bn_fold");
-  EXPECT_EQ(r.level, Level::Extended);
+  EXPECT_EQ(r.level, fusor::OptLevel::Extended);
   EXPECT_EQ(r.loc.line, 6u);
   ASSERT_EQ(r.match.size(), 2u);
   const auto* conv = r.match[0].value->dyn<CallExpr>();
@@ -119,7 +119,7 @@ TEST_F(BriefExamples, LiteralsAndNesting) {
 
 TEST_F(BriefExamples, TransposePairForwards) {
   const RuleDecl& r = rule("transpose_pair");
-  EXPECT_EQ(r.level, Level::Basic);
+  EXPECT_EQ(r.level, fusor::OptLevel::Basic);
   ASSERT_EQ(r.rewrite.size(), 1u);
   EXPECT_EQ(r.rewrite[0].value->dyn<NameExpr>()->name, "x");
   const auto* eq = r.where[0]->dyn<BinaryExpr>();

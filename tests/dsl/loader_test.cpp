@@ -24,7 +24,7 @@ TEST(Loader, FromTextWithoutErrors) {
                                     {}, d);
   EXPECT_TRUE(d.empty()) << d.str();
   ASSERT_EQ(rs.rules.size(), 2u);
-  EXPECT_EQ(rs.rules[1]->level, Level::All);
+  EXPECT_EQ(rs.rules[1]->level, fusor::OptLevel::All);
   EXPECT_EQ(rs.rules[1]->order, 1u);
   EXPECT_EQ(rs.rules[0]->loc.str(), "mem.rules:2:1");
 }
@@ -167,11 +167,11 @@ TEST(Select, LevelProviderAndPriority) {
     for (auto* r : v) n.push_back(r->name);
     return n;
   };
-  EXPECT_EQ(names(rs.select(Level::Basic)), (std::vector<std::string>{"via_pattern", "one_node"}));
-  EXPECT_EQ(names(rs.select(Level::Extended)), (std::vector<std::string>{"three_nodes", "via_pattern", "one_node"}));
-  EXPECT_EQ(names(rs.select(Level::All, "cpu")),
+  EXPECT_EQ(names(rs.select(fusor::OptLevel::Basic)), (std::vector<std::string>{"via_pattern", "one_node"}));
+  EXPECT_EQ(names(rs.select(fusor::OptLevel::Extended)), (std::vector<std::string>{"three_nodes", "via_pattern", "one_node"}));
+  EXPECT_EQ(names(rs.select(fusor::OptLevel::All, "cpu")),
             (std::vector<std::string>{"boosted", "three_nodes", "via_pattern", "one_node"}));
-  EXPECT_EQ(names(rs.select(Level::Layout, "xnnpack")),
+  EXPECT_EQ(names(rs.select(fusor::OptLevel::Layout, "xnnpack")),
             (std::vector<std::string>{"three_nodes", "via_pattern", "one_node", "only_xnn"}));
 }
 

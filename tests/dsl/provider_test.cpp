@@ -15,8 +15,8 @@ TEST(Provider, ParsesLayoutRulesAndKernels) {
   ASSERT_TRUE(d.empty()) << d.str();
   EXPECT_EQ(p->name, "ok_cpu");
   EXPECT_EQ(p->layout, Layout::NCHW);
-  EXPECT_EQ(p->rule_files(Level::Basic), std::vector<std::string>{"tests/dsl/golden/inc/middle.rules"});
-  EXPECT_EQ(p->rule_files(Level::All),
+  EXPECT_EQ(p->rule_files(fusor::OptLevel::Basic), std::vector<std::string>{"tests/dsl/golden/inc/middle.rules"});
+  EXPECT_EQ(p->rule_files(fusor::OptLevel::All),
             (std::vector<std::string>{"tests/dsl/golden/inc/middle.rules", "tests/dsl/golden/ok_everything.rules"}));
   EXPECT_EQ(p->kernels_for("", "Conv").size(), 1u);
   EXPECT_TRUE(p->kernels_for("", "Tanh").empty());
@@ -32,7 +32,7 @@ TEST(Provider, TextWithNhwcAndNoFiles) {
   auto p = parse_provider_text("x.provider", "fusor-provider 1\nlayout NHWC\nkernels { Conv where group == 1 }\n", {}, d);
   EXPECT_TRUE(d.empty()) << d.str();
   EXPECT_EQ(p->layout, Layout::NHWC);
-  EXPECT_TRUE(p->rule_files(Level::All).empty());
+  EXPECT_TRUE(p->rule_files(fusor::OptLevel::All).empty());
 }
 
 TEST(Provider, MissingFileAndMissingLayout) {

@@ -32,7 +32,7 @@ TEST(OpType, InternsToStableIntegers) {
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   EXPECT_EQ(a.name(), "Conv");
-  EXPECT_EQ(c.qualified(), "fusor::Conv");
+  EXPECT_EQ(c.qualified(), "fusor.Conv");
 }
 
 TEST(Graph, ProducerAndUsesAreConsistent) {

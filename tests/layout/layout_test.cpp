@@ -169,7 +169,7 @@ TEST(Layout, XnnpackCpuPartitionComputesTheSame) {
   OptimizeOptions o = layout_options({"xnnpack", "cpu"});
   OptimizeReport rep = optimize(*model, o);
   EXPECT_EQ(count_op(*model, "Transpose"), 2);
-  Partition part = partition_model(*model, load_provider_chain(o.providers, kRoot));
+  Partition part = partition_model(*model, ProviderCatalog::load_or_throw(o.providers, kRoot));
   ASSERT_EQ(part.providers, (std::vector<std::string>{"xnnpack", "cpu"}));
   // 4 NhwcConv, the two pools, the global pool and the Gemm on XNNPACK; Add, Relu, Transposes,
   // Flatten on cpu.
@@ -211,7 +211,7 @@ TEST(Layout, NodesXnnpackCannotRunFallBackToCpu) {
   ValueId y = nhwc(nhwc(x, "Sigmoid"), "Relu");
   b.g().add_output(y);
   b.m->opsets.push_back({"fusor", 1});
-  Partition part = partition_model(*b.m, load_provider_chain({"xnnpack"}, kRoot));
+  Partition part = partition_model(*b.m, ProviderCatalog::load_or_throw({"xnnpack"}, kRoot));
   EXPECT_EQ(part.providers, (std::vector<std::string>{"xnnpack", "cpu"})) << "cpu is appended as the last fallback";
   EXPECT_EQ(part.nodes_per_provider["xnnpack"], 1);
   EXPECT_EQ(part.nodes_per_provider["cpu"], 1);
@@ -225,7 +225,7 @@ TEST(Layout, NodeNoProviderCanRunIsBadInputNamingNodeOpAndProviders) {
   b.g().add_output(y);
   b.m->opsets.push_back({"com.example", 1});
   try {
-    partition_model(*b.m, load_provider_chain({"cpu"}, kRoot));
+    partition_model(*b.m, ProviderCatalog::load_or_throw({"cpu"}, kRoot));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
@@ -238,7 +238,7 @@ TEST(Layout, NodeNoProviderCanRunIsBadInputNamingNodeOpAndProviders) {
 
 TEST(Layout, UnknownProviderIsAUsageErrorListingTheKnownOnes) {
   try {
-    load_provider_chain({"tpu", "cpu"}, kRoot);
+    ProviderCatalog::load_or_throw({"tpu", "cpu"}, kRoot);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Usage);
@@ -258,7 +258,7 @@ class XnnpackKernels : public ::testing::Test {
   // and checks the node was given to XNNPACK.
   double compare(ModelBuilder& b, const Shape& image) {
     b.m->opsets.push_back({"fusor", 1});
-    Partition part = partition_model(*b.m, load_provider_chain({"xnnpack", "cpu"}, kRoot));
+    Partition part = partition_model(*b.m, ProviderCatalog::load_or_throw({"xnnpack", "cpu"}, kRoot));
     EXPECT_EQ(part.nodes_per_provider["xnnpack"], 1);
     return max_rel_diff(run(*b.m, nullptr, image), run(*b.m, &part, image));
   }

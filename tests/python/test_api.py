@@ -435,7 +435,7 @@ class Profiling(unittest.TestCase):
                 self.assertEqual(e["ph"], "X")
                 self.assertGreaterEqual(e["dur"], 0)
             ops = {e["args"]["op_name"] for e in nodes}
-            self.assertIn("fusor::NchwcConv", ops)  # the cpu provider runs convs blocked (rules/nchwc)
+            self.assertIn("fusor.NchwcConv", ops)  # the cpu provider runs convs blocked (rules/nchwc)
             for r in runs:  # every node of a run lies inside the run
                 inside = [e for e in nodes if e["args"]["run"] == r["args"]["run"]]
                 self.assertEqual(len(inside), per_run)

@@ -22,7 +22,7 @@ using namespace fusor::test;
 namespace {
 
 // The four rule files at `level` (basic: the folds only).
-std::vector<Rule> conv_matmul_rules(dsl::Level level) {
+std::vector<Rule> conv_matmul_rules(OptLevel level) {
   const std::string root = std::string(FUSOR_SOURCE_DIR) + "/rules/";
   dsl::Diagnostics diags;
   dsl::RuleSet set = dsl::load_rules(
@@ -45,7 +45,7 @@ struct Rewritten {
 
 // Builds the graph twice, rewrites the second copy, runs both on the same inputs (uniform in
 // [-2, 2), seeded) and records the largest difference.
-std::unique_ptr<Rewritten> rewrite_and_compare(Build build, dsl::Level level,
+std::unique_ptr<Rewritten> rewrite_and_compare(Build build, OptLevel level,
                                                const std::vector<std::pair<std::string, Shape>>& inputs) {
   GB reference;
   build(reference);
@@ -95,7 +95,7 @@ TEST(ConvFolds, PaddleAffineAfterConvFoldsIntoTheConv) {
                        "conv", {Attribute::make_int("group", 4), ints("pads", {1, 1, 1, 1})});
     ValueId m = b.node("Mul", {b.vec("s", {0.94f}), c}, "mul");  // constant first: the matcher commutes
     b.output(b.node("Add", {m, b.vec("t", {0.5f})}, "add"));
-  }, dsl::Level::Basic, {{"x", {1, 4, 9, 9}}});
+  }, OptLevel::Basic, {{"x", {1, 4, 9, 9}}});
   EXPECT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->graph.count("Conv"), 1);
   EXPECT_LT(r->max_diff, 1e-5);
@@ -111,7 +111,7 @@ TEST(ConvFolds, BatchNormThenPerChannelScaleFold) {
                         b.vec("mu", {.1f, -.1f, 0.f, .2f, .3f}), b.vec("var", {1.f, .5f, 2.f, .25f, 1.f})},
                        "bn", {Attribute::make_float("epsilon", 1e-3f)});
     b.output(b.node("Mul", {n, b.init("k", filled({1, 5, 1, 1}, 0.5f, 0.25f))}, "mul"));
-  }, dsl::Level::Basic, {{"x", {2, 3, 6, 6}}});
+  }, OptLevel::Basic, {{"x", {2, 3, 6, 6}}});
   EXPECT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->report.rules_fired["conv_bn_fold"], 1);
   EXPECT_EQ(r->report.rules_fired["conv_mul_scale"], 1);
@@ -124,7 +124,7 @@ TEST(ConvFolds, ConstantAlongAnotherAxisIsNotFolded) {
     ValueId x = b.input("x", {1, 3, 4, 4});
     ValueId c = b.node("Conv", {x, b.init("w", filled({3, 3, 1, 1}, -1.f, 0.2f))}, "conv");
     b.output(b.node("Add", {c, b.init("a", filled({1, 1, 1, 4}, 0.f, 1.f))}, "add"));
-  }, dsl::Level::Basic, {{"x", {1, 3, 4, 4}}});
+  }, OptLevel::Basic, {{"x", {1, 3, 4, 4}}});
   EXPECT_EQ(r->graph.count("Add"), 1) << r->graph.dump();
   EXPECT_EQ(r->max_diff, 0.0);
 }
@@ -140,7 +140,7 @@ TEST(ConvFolds, InputAffineFoldsIntoAnUnpaddedConvOnly) {
       ValueId a = b.node("Add", {b.vec("t", {-0.3f}), m}, "add");
       b.output(b.node("Conv", {a, b.init("w", filled({5, 3, 3, 3}, -0.5f, 0.07f)), b.vec("b", {.1f, .2f, .3f, .4f, .5f})},
                       "conv", {ints("pads", std::vector<int64_t>(4, conv_pad))}));
-    }, dsl::Level::Basic, {{"x", {1, 3, 6, 6}}});
+    }, OptLevel::Basic, {{"x", {1, 3, 6, 6}}});
     EXPECT_EQ(r->graph.g.num_nodes(), pad == 0 ? 1u : 3u) << "pads " << pad << ": " << r->graph.dump();
     EXPECT_LT(r->max_diff, 1e-5) << "pads " << pad;
   }
@@ -154,7 +154,7 @@ TEST(ConvFolds, ArithmeticOnWeightsIsFoldedBeforeOtherRulesSeeIt) {
     ValueId a = b.node("Add", {m, b.vec("t", {0.25f})}, "add");
     b.output(b.node("Conv", {a, b.init("w", filled({6, 4, 1, 1}, -0.5f, 0.07f)), b.vec("b", std::vector<float>(6, .1f))},
                     "conv"));
-  }, dsl::Level::Extended, {{"x", {1, 4, 5, 5}}});
+  }, OptLevel::Extended, {{"x", {1, 4, 5, 5}}});
   EXPECT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->report.rules_fired["affine_conv_input_fold"], 1);
   for (const auto& [rule, times] : r->report.rules_fired)
@@ -171,7 +171,7 @@ TEST(ConvFusions, ResidualAddAndReluFuseIntoOneConv) {
                        "conv", {ints("pads", {1, 1, 1, 1})});
     ValueId a = b.node("Add", {z, c}, "add");
     b.output(b.node("Relu", {a}, "relu"));
-  }, dsl::Level::Extended, {{"x", {1, 4, 8, 8}}, {"z", {1, 4, 8, 8}}});
+  }, OptLevel::Extended, {{"x", {1, 4, 8, 8}}, {"z", {1, 4, 8, 8}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   const Node& fused = r->graph.producer_of("relu");
   EXPECT_EQ(fused.op, kFusedConv);
@@ -192,7 +192,7 @@ TEST(ConvFusions, ResidualWithSymbolicBatchComparesSymbolsByName) {
     ValueId c = b.node("Conv", {x, b.init("w", filled({2, 2, 1, 1}, 0.f, 1.f))}, "conv");
     b.output(b.node("Add", {c, z}, "add"));
     ASSERT_EQ(b.g.value(c).type.dims[0].param, "N");
-    RewriteReport rep = run_rewrites(b.g, conv_matmul_rules(dsl::Level::Extended), RewriteOptions{}, 17);
+    RewriteReport rep = run_rewrites(b.g, conv_matmul_rules(OptLevel::Extended), RewriteOptions{}, 17);
     EXPECT_EQ(rep.rules_fired["conv_residual_add"], std::string(z_batch) == "N" ? 1 : 0) << z_batch << ": " << b.dump();
   }
 }
@@ -205,7 +205,7 @@ TEST(ConvFusions, HardSwishAsMulOfHardSigmoid) {
     ValueId h = b.node("HardSigmoid", {c}, "hsig",
                        {Attribute::make_float("alpha", 1.f / 6.f), Attribute::make_float("beta", 0.5f)});
     b.output(b.node("Mul", {c, h}, "mul"));
-  }, dsl::Level::Extended, {{"x", {1, 3, 6, 6}}});
+  }, OptLevel::Extended, {{"x", {1, 3, 6, 6}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->graph.producer_of("mul").attr_string("activation", ""), "HardSwish");
   EXPECT_LT(r->max_diff, 1e-5);
@@ -217,7 +217,7 @@ TEST(ConvFusions, ZeroPadFoldsIntoAConvWithoutPads) {
     ValueId x = b.input("x", {1, 2, 7, 7});
     ValueId p = b.node("Pad", {x, b.ivec("pads", {0, 0, 1, 2, 0, 0, 2, 1})}, "pad");
     b.output(b.node("Conv", {p, b.init("w", filled({3, 2, 3, 3}, -0.5f, 0.1f))}, "conv"));
-  }, dsl::Level::Extended, {{"x", {1, 2, 7, 7}}});
+  }, OptLevel::Extended, {{"x", {1, 2, 7, 7}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->graph.producer_of("conv").attr_ints("pads"), (std::vector<int64_t>{1, 2, 2, 1}));
   EXPECT_LT(r->max_diff, 1e-5);
@@ -235,7 +235,7 @@ TEST(ConvFusions, ChannelOrNonZeroPadStays) {
     b.output(b.node("Conv", {p, b.init("w", filled({3, 2, 3, 3}, -0.5f, 0.1f))}, "conv"));
   };
   for (Build build : {channel, valued}) {
-    auto r = rewrite_and_compare(build, dsl::Level::Extended, {{"x", {1, 2, 5, 5}}});
+    auto r = rewrite_and_compare(build, OptLevel::Extended, {{"x", {1, 2, 5, 5}}});
     EXPECT_EQ(r->graph.count("Pad"), 1) << r->graph.dump();
     EXPECT_EQ(r->max_diff, 0.0);
   }
@@ -248,7 +248,7 @@ TEST(MatMulFusions, BiasAndReluJoinARank3MatMul) {
     ValueId m = b.node("MatMul", {a, b.init("w", filled({8, 6}, -0.4f, 0.05f))}, "mm");
     ValueId y = b.node("Add", {b.init("bias", filled({6}, -0.3f, 0.1f)), m}, "add");
     b.output(b.node("Relu", {y}, "relu"));
-  }, dsl::Level::Extended, {{"a", {2, 5, 8}}});
+  }, OptLevel::Extended, {{"a", {2, 5, 8}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   const Node& n = r->graph.producer_of("relu");
   EXPECT_EQ(n.op, kFusedMatMul);
@@ -263,7 +263,7 @@ TEST(MatMulFusions, Rank2MatMulAddBecomesGemmThenFusedGemm) {
     ValueId m = b.node("MatMul", {a, b.init("w", filled({8, 6}, -0.4f, 0.05f))}, "mm");
     ValueId y = b.node("Add", {m, b.init("bias", filled({6}, -0.3f, 0.1f))}, "add");
     b.output(b.node("Sigmoid", {y}, "sig"));
-  }, dsl::Level::Extended, {{"a", {4, 8}}});
+  }, OptLevel::Extended, {{"a", {4, 8}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   EXPECT_EQ(r->graph.producer_of("sig").op, OpType(kFusorDomain, "FusedGemm"));
   EXPECT_EQ(r->report.rules_fired["matmul_add_gemm"], 1);
@@ -292,7 +292,7 @@ TEST(MatMulFusions, ScaledQueryAndTransposedKeyFoldIntoAlphaAndTransB) {
     ValueId qs = b.node("Div", {q, b.scalar("sqrt_d", 2.828427f)}, "div");
     ValueId kt = b.node("Transpose", {k}, "kt", {ints("perm", {0, 2, 1})});
     b.output(b.node("MatMul", {qs, kt}, "scores"));
-  }, dsl::Level::Extended, {{"q", {2, 4, 8}}, {"k", {2, 4, 8}}});
+  }, OptLevel::Extended, {{"q", {2, 4, 8}}, {"k", {2, 4, 8}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 1u) << r->graph.dump();
   const Node& n = r->graph.producer_of("scores");
   EXPECT_EQ(n.op, kFusedMatMul);
@@ -308,7 +308,7 @@ TEST(MatMulFusions, TransposeOfOtherAxesStays) {
     ValueId k = b.input("k", {8, 2, 5});
     ValueId kt = b.node("Transpose", {k}, "kt", {ints("perm", {1, 0, 2})});
     b.output(b.node("MatMul", {a, kt}, "mm"));
-  }, dsl::Level::Extended, {{"a", {2, 4, 8}}, {"k", {8, 2, 5}}});
+  }, OptLevel::Extended, {{"a", {2, 4, 8}}, {"k", {8, 2, 5}}});
   EXPECT_EQ(r->graph.count("Transpose"), 1) << r->graph.dump();
   EXPECT_EQ(r->max_diff, 0.0);
 }

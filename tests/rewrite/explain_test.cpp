@@ -220,7 +220,8 @@ kernels {
 TEST(KernelGate, ARewriteTheProviderCannotRunIsSkippedAndExplained) {
   ConvChain cc;
   auto def = provider_from("clamp", kClampProvider);
-  KernelGate gate(*def);
+  KernelTable table = def->kernel_table();
+  KernelGate gate(table);
   RewriteReport rep = explain_conv_act(cc.b.g, &gate);
   cc.b.g.verify();
   // Conv+Relu fused (FusedConv with Relu is declared); Conv+Sigmoid left as it was.
@@ -245,7 +246,8 @@ TEST(KernelGate, NoGateOrNoKernelsBlockRunsEverything) {
   for (bool with_def : {false, true}) {
     ConvChain cc;
     auto def = provider_from("any", "fusor-provider 1\nlayout NCHW\n");
-    KernelGate gate(*def);
+    KernelTable table = def->kernel_table();
+  KernelGate gate(table);
     EXPECT_FALSE(gate.restricts());
     RewriteReport rep = explain_conv_act(cc.b.g, with_def ? &gate : nullptr);
     EXPECT_EQ(cc.b.count("Conv"), 0) << with_def;
@@ -268,7 +270,8 @@ rule conv_scale
     ValueId c = b.node("Conv", {x, b.init("w", weights({2, 2, 1, 1}))}, "conv0");
     b.output(b.node("Mul", {c, b.scalar("s", 2.0f)}, "mul0"));
     auto def = provider_from("p", std::string("fusor-provider 1\nlayout NCHW\nkernels { ") + kernels + " }\n");
-    KernelGate gate(*def);
+    KernelTable table = def->kernel_table();
+  KernelGate gate(table);
     RewriteOptions opts;
     opts.gate = &gate;
     opts.explain_rule = "conv_scale";
@@ -291,7 +294,8 @@ kernels {
   Relu where input_rank == 4 && input_dtype == float
 }
 )");
-  KernelGate gate(*def);
+  KernelTable table = def->kernel_table();
+  KernelGate gate(table);
   GB b;
   ValueId r4 = b.node("Relu", {b.input("a", {1, 2, 3, 3})}, "r4");
   ValueId r2 = b.node("Relu", {b.input("b", {3, 3})}, "r2");
@@ -302,6 +306,35 @@ kernels {
   EXPECT_EQ(gate.cannot_run(env, b.find("r4")), "");
   std::string why = gate.cannot_run(env, b.find("r2"));
   EXPECT_NE(why.find("input_rank = 2"), std::string::npos) << why;
+}
+
+TEST(KernelGate, ConditionsAreTheWhereLanguage) {
+  // One expression language: built-ins over lists, and float attributes equal decimal literals
+  // within the literal tolerance (alpha is stored as float32 0.2f).
+  auto def = provider_from("e", R"(fusor-provider 1
+layout NCHW
+kernels {
+  LeakyRelu where alpha == 0.2 && len([1, 2]) == 2
+  MaxPool where len(kernel_shape) == 2 && kernel_shape[0] in [2, 3]
+}
+)");
+  KernelTable table = def->kernel_table();
+  KernelGate gate(table);
+  GB b;
+  ValueId x = b.input("x", {1, 2, 6, 6});
+  b.output(b.node("LeakyRelu", {x}, "lr", {Attribute::make_float("alpha", 0.2f)}));
+  b.output(b.node("LeakyRelu", {x}, "lr3", {Attribute::make_float("alpha", 0.3f)}));
+  b.output(b.node("MaxPool", {x}, "mp", {Attribute::make_ints("kernel_shape", {3, 3})}));
+  b.output(b.node("MaxPool", {x}, "mp4", {Attribute::make_ints("kernel_shape", {4, 4})}));
+  NormCache norm(b.g);
+  MatchEnv env{b.g, norm, 17};
+  EXPECT_EQ(gate.cannot_run(env, b.find("lr")), "");
+  EXPECT_EQ(gate.cannot_run(env, b.find("mp")), "");
+  std::string why = gate.cannot_run(env, b.find("lr3"));
+  EXPECT_NE(why.find("with alpha = 0.3"), std::string::npos) << why;
+  why = gate.cannot_run(env, b.find("mp4"));
+  EXPECT_NE(why.find("kernel_shape = [4, 4]"), std::string::npos) << why;
+  EXPECT_NE(why.find("MaxPool where len(kernel_shape) == 2 && kernel_shape[0] in [2, 3] at"), std::string::npos) << why;
 }
 
 TEST(Explain, TwoRunsMergeWithTheSecondOutcomeWinningAndContinuedNumbering) {

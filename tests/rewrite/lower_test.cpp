@@ -55,7 +55,7 @@ rule conv_bn_fold
 )");
   ASSERT_EQ(rules.size(), 1u);
   const Rule& r = rules[0];
-  EXPECT_EQ(r.level, RuleLevel::Extended);
+  EXPECT_EQ(r.level, OptLevel::Extended);
   EXPECT_EQ(r.providers, std::vector<std::string>{"cpu"});
   EXPECT_EQ(r.line, 3);
   EXPECT_EQ(r.file, "t.rules");
@@ -178,7 +178,7 @@ std::vector<Rule> basic_rules() {
   dsl::Diagnostics diags;
   dsl::RuleSet set = dsl::load_rules(files, {}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
-  auto rules = lower_rules(set.select(dsl::Level::Basic), diags);
+  auto rules = lower_rules(set.select(OptLevel::Basic), diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
   return rules;
 }
@@ -233,7 +233,7 @@ std::unique_ptr<Checked> check_rule(const std::function<void(GB&)>& build, const
 TEST(BasicRules, AllLoadAndLower) {
   auto rules = basic_rules();
   EXPECT_GE(rules.size(), 16u);
-  for (const Rule& r : rules) EXPECT_EQ(r.level, RuleLevel::Basic) << r.name;
+  for (const Rule& r : rules) EXPECT_EQ(r.level, OptLevel::Basic) << r.name;
 }
 
 TEST(BasicRules, IdentityDropoutCastRemoved) {

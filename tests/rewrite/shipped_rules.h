@@ -27,7 +27,7 @@ inline std::vector<Rule> extended_rule_set() {
   dsl::Diagnostics diags;
   dsl::RuleSet set = dsl::load_rules(files, {}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
-  std::vector<Rule> rules = lower_rules(set.select(dsl::Level::Extended, "cpu"), diags);
+  std::vector<Rule> rules = lower_rules(set.select(OptLevel::Extended, "cpu"), diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
   return rules;
 }

@@ -35,7 +35,7 @@ TEST_F(InspectCli, JsonListsFusedNodesWithRuleAndOriginals) {
   const json::Value& fused = v["fused_nodes"];
   ASSERT_EQ(fused.size(), 26u);
   for (const json::Value& f : fused.as_array()) {
-    EXPECT_EQ(f["op"].as_string(), "fusor::FusedConv");
+    EXPECT_EQ(f["op"].as_string(), "fusor.FusedConv");
     EXPECT_EQ(f["rule"].as_string(), "test_conv_relu");
     ASSERT_EQ(f["replaced"].size(), 2u);
     EXPECT_NE(f["replaced"][0].as_string().find("/Conv"), std::string::npos);
@@ -106,7 +106,7 @@ TEST_F(InspectCli, DotHighlightsFusedNodes) {
   std::string text = read_file_text(dot);
   ASSERT_EQ(text.rfind("digraph", 0), 0u) << text.substr(0, 100);
   size_t fused = 0;
-  for (size_t at = text.find("fusor::FusedConv"); at != std::string::npos; at = text.find("fusor::FusedConv", at + 1)) ++fused;
+  for (size_t at = text.find("fusor.FusedConv"); at != std::string::npos; at = text.find("fusor.FusedConv", at + 1)) ++fused;
   EXPECT_EQ(fused, 26u);
   EXPECT_NE(text.find("fillcolor=\"#ffb347\""), std::string::npos);
   EXPECT_NE(text.find("rule test_conv_relu replaced /features/features.0/Conv"), std::string::npos);

@@ -193,6 +193,24 @@ TEST(SessionApi, ARuleFileErrorCarriesItsDiagnostics) {
                [&] { Session s(squeezenet(), missing); });
 }
 
+TEST(SessionApi, WarningsGoToTheHostsLogHandler) {
+  const std::string path = ::testing::TempDir() + "session_api_warn.rules";
+  std::ofstream(path) << "fusor-rules 1\nrule unused_temporary\n  match { y = Acosh(x) }\n"
+                         "  rewrite { k = Neg(x)\n            y = Acos(x) }\n";
+  std::vector<std::string> warnings;
+  set_log_handler([&](LogSeverity s, const std::string& m) {
+    if (s == LogSeverity::Warning) warnings.push_back(m);
+  });
+  SessionOptions o;
+  o.rule_files = {path};
+  o.use_cache = false;
+  EXPECT_NO_THROW(Session s(squeezenet(), o));
+  set_log_handler(nullptr);
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  EXPECT_NE(all.find(path + ":4:13: warning: 'k' is defined but never used"), std::string::npos) << all;
+}
+
 TEST(SessionApi, ArenaAndTimingStatistics) {
   SessionOptions o;
   o.use_cache = false;
