@@ -135,7 +135,7 @@ class Builder {
     std::set<std::string> ops;
     for (const auto& s : rule_.match) match_ops(*s.value, ops);
     DataType dt = g_.value(v).type.elem;
-    std::vector<const char*> candidates = {"Identity", "Neg", "Abs", "Cast"};
+    std::vector<const char*> candidates = {"Identity", "Neg", "Abs", "Cast", "Sign", "Softsign"};
     const char* pick = nullptr;
     for (const char* c : candidates) {
       if (ops.count(c)) continue;
@@ -145,7 +145,7 @@ class Builder {
         break;
       }
     }
-    if (!pick) fail(rule_.loc, "no sink op for output '" + name + "' (the rule matches Identity, Neg, Abs and Cast)");
+    if (!pick) fail(rule_.loc, "no sink op for output '" + name + "' (the rule matches Identity, Neg, Abs, Cast, Sign and Softsign)");
     g_.rename_value(v, g_.unique_name(name + ".match"));
     ValueId out = g_.add_value(name, g_.value(v).type);
     std::vector<Attribute> attrs;

@@ -99,7 +99,9 @@ std::vector<Rule> load_optimize_rules(const OptimizeOptions& options, const std:
   if (diags.has_errors()) fail_with(diags, "rules");
   std::vector<Rule> rules = lower_rules(set.select(options.level, options.providers.front()), diags);
   if (diags.has_errors()) fail_with(diags, "rules");
-  if (!diags.empty()) FUSOR_LOG(Warn) << "rule files:\n" << diags.str();  // warnings
+  if (!diags.empty()) {
+    FUSOR_LOG(Warn) << "rule files:\n" << diags.str();  // warnings
+  }
   return rules;
 }
 

@@ -46,7 +46,7 @@ TEST_F(InspectJson, ConstantNodesCountsAllDepths) { EXPECT_EQ(report()["constant
 TEST_F(InspectJson, OpsHistogramAllDepthsWithDomains) {
   const json::Value& ops = report()["ops"];
   std::map<std::string, int64_t> want = {{"Add", 2}, {"Constant", 2}, {"If", 2}, {"Identity", 2},
-                                         {"MatMul", 1}, {"Neg", 1}, {"com.example::Scale", 1}};
+                                         {"MatMul", 1}, {"Neg", 1}, {"com.example.Scale", 1}};
   ASSERT_EQ(ops.size(), want.size()) << ops.dump();
   for (const auto& [op, n] : want) {
     ASSERT_TRUE(ops.contains(op)) << op << " missing from " << ops.dump();

@@ -1,11 +1,11 @@
 // A model whose counts are known by construction, for the inspect/optimize key tests.
 //
 // top level (5 nodes):  Constant c; MatMul(X, W) -> m; Add(m, c) -> a; If(cond) -> y;
-//                       com.example::Scale(y) -> z
+//                       com.example.Scale(y) -> z
 // If.then_branch (3):   Constant k; If(cond) -> i [then: Identity(a) / else: Identity(a)]; Add(i, k)
 // If.else_branch (1):   Neg(a)
 // So: nodes 5, subgraph_nodes 3 + 1 + 1 + 1 = 6, constant_nodes 2, ops
-//   {Add 2, Constant 2, If 2, Identity 2, MatMul 1, Neg 1, com.example::Scale 1},
+//   {Add 2, Constant 2, If 2, Identity 2, MatMul 1, Neg 1, com.example.Scale 1},
 // inputs X float [N,4] and cond bool [] (W is an initializer also listed as an input, so it is not
 // a caller input), output z float [N,4], initializers: W float [4,4] (64 bytes) and
 // B float [3] (12 bytes, unused): 2 tensors, 76 bytes.

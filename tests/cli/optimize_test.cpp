@@ -43,7 +43,7 @@ TEST_F(OptimizeJson, OpsBeforeAndAfterCountAllDepths) {
     EXPECT_EQ(ops.size(), 7u) << key << ": " << ops.dump();
     EXPECT_EQ(ops["If"].as_int(), 2) << key;
     EXPECT_EQ(ops["Identity"].as_int(), 2) << key;
-    EXPECT_EQ(ops["com.example::Scale"].as_int(), 1) << key;
+    EXPECT_EQ(ops["com.example.Scale"].as_int(), 1) << key;
   }
 }
 

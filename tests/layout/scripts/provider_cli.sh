@@ -35,8 +35,8 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helpe
 PY
 out=$("$fusor" run "$work/mystery.onnx" --provider xnnpack,cpu --no-cache 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "no provider can run: exit $rc, want 2: $out"
-grep -q "node 'odd_one' (com.example::Mystery): no provider can run it (tried: xnnpack, cpu)" <<<"$out" ||
-  grep -q "node 'odd_one' (com.example::Mystery): no provider can run it (tried: cpu)" <<<"$out" ||
+grep -q "node 'odd_one' (com.example.Mystery): no provider can run it (tried: xnnpack, cpu)" <<<"$out" ||
+  grep -q "node 'odd_one' (com.example.Mystery): no provider can run it (tried: cpu)" <<<"$out" ||
   fail "no provider message: $out"
 
 out=$("$fusor" optimize "$model" -o "$work/o.onnx" --provider xnnpack,cpu --json --no-cache 2>/dev/null); rc=$?
