@@ -1,5 +1,6 @@
 #include "core/ops/fusor_ops.h"
 
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -126,7 +127,9 @@ FusorOpSignature parse(const FusorOpSpec& s) {
   op.doc = s.doc;
   op.shape = s.shape;
   const std::string rule = split(op.shape, ' ').empty() ? "" : split(op.shape, ' ')[0];
-  if (rule != "" && rule != "as" && rule != "nhwc" && rule != "matmul" && rule != "attention")
+  static const std::set<std::string> kRules = {"",          "as",       "nhwc",       "matmul",    "attention",
+                                                "packed_attention", "to_nchwc", "from_nchwc", "nchwc_conv", "nchwc"};
+  if (!kRules.count(rule))
     throw std::logic_error("fusor_ops: bad shape rule '" + op.shape + "' in " + op.name);
   op.inputs = params(s.inputs);
   op.outputs = params(s.outputs);

@@ -277,7 +277,7 @@ TEST(MatMulFusions, Rank2MatMulAddIsGemmAtBasic) {
     ValueId m = b.node("MatMul", {a, b.init("w", filled({8, 6}, -0.4f, 0.05f))}, "mm");
     ValueId y = b.node("Add", {m, b.init("bias", filled({6}, -0.3f, 0.1f))}, "add");
     b.output(b.node("Sigmoid", {y}, "sig"));
-  }, dsl::Level::Basic, {{"a", {4, 8}}});
+  }, OptLevel::Basic, {{"a", {4, 8}}});
   ASSERT_EQ(r->graph.g.num_nodes(), 2u) << r->graph.dump();
   EXPECT_EQ(r->graph.producer_of("add").op, OpType::onnx("Gemm"));
   EXPECT_EQ(r->report.rules_fired["matmul_add_gemm"], 1);
