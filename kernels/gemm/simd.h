@@ -3,7 +3,7 @@
 // apart, so the linker never mixes an AVX-512 copy of a function into the baseline path).
 //
 // Each type V provides: reg, kWidth, zero, set1, load, store, load_n/store_n (the first n lanes,
-// n < kWidth, others untouched / zero), add, mul, fma(a, b, c) = a * b + c, max, min, abs,
+// n < kWidth, others untouched / zero), add, sub, mul, fma(a, b, c) = a * b + c, max, min, abs,
 // copysign, lt_select(a, b, x, y) = a < b ? x : y, exp.
 #pragma once
 #if !defined(FUSOR_SIMD_NS)
@@ -47,6 +47,7 @@ struct V512 {
   static inline reg load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static inline void store_n(float* p, reg v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static inline reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
+  static inline reg sub(reg a, reg b) { return _mm512_sub_ps(a, b); }
   static inline reg sub1(reg a) { return _mm512_sub_ps(_mm512_set1_ps(1.0f), a); }
   static inline reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
   static inline reg div(reg a, reg b) { return _mm512_div_ps(a, b); }
@@ -84,6 +85,7 @@ struct V256 {
   static inline reg load_n(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
   static inline void store_n(float* p, reg v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
   static inline reg add(reg a, reg b) { return _mm256_add_ps(a, b); }
+  static inline reg sub(reg a, reg b) { return _mm256_sub_ps(a, b); }
   static inline reg sub1(reg a) { return _mm256_sub_ps(_mm256_set1_ps(1.0f), a); }
   static inline reg mul(reg a, reg b) { return _mm256_mul_ps(a, b); }
   static inline reg div(reg a, reg b) { return _mm256_div_ps(a, b); }
@@ -116,6 +118,7 @@ struct V1 {
   static inline reg load_n(const float* p, int n) { return n > 0 ? *p : 0.0f; }
   static inline void store_n(float* p, reg v, int n) { if (n > 0) *p = v; }
   static inline reg add(reg a, reg b) { return a + b; }
+  static inline reg sub(reg a, reg b) { return a - b; }
   static inline reg sub1(reg a) { return 1.0f - a; }
   static inline reg mul(reg a, reg b) { return a * b; }
   static inline reg div(reg a, reg b) { return a / b; }

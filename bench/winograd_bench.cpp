@@ -1,0 +1,120 @@
+// Winograd against the direct convolution on resnet18/34's 3x3 stride-1 layer shapes (batch 1,
+// bias + Relu fused), plus a channel sweep for the break-even the rule uses. Not run in CI.
+//
+//   ./winograd_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//
+// Direct: the conv core (kernels/conv/conv.h), NCHW and NHWC. Winograd: kernels/winograd with
+// F(2,3) and F(4,3). Counters: GFLOPs = the direct convolution's 2*K*C*9*OH*OW per second (the
+// "effective" rate for Winograd), xPeak = that over this machine's FMA peak (223 GFLOP/s per core,
+// HELPERS.md), per thread used.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/thread_pool.h"
+#include "kernels/winograd/winograd.h"
+
+namespace {
+
+using namespace fusor;
+
+constexpr double kPeakGflops = 223.0;
+
+struct Layer {
+  const char* name;
+  int64_t c, hw, k;
+};
+
+const Layer kLayers[] = {
+    {"r18_l1_64x56", 64, 56, 64},    {"r18_l2_128x28", 128, 28, 128}, {"r18_l3_256x14", 256, 14, 256},
+    {"r18_l4_512x7", 512, 7, 512},   {"sweep_16x56", 16, 56, 16},     {"sweep_32x56", 32, 56, 32},
+    {"sweep_48x56", 48, 56, 48},     {"sweep_32x28", 32, 28, 32},     {"sweep_64x28", 64, 28, 64},
+    {"sweep_64x14", 64, 14, 64},     {"sweep_128x14", 128, 14, 128},  {"sweep_256x7", 256, 7, 256},
+    {"sweep_128x7", 128, 7, 128},    {"sweep_3x112_to_32", 3, 112, 32},
+};
+constexpr int kNumLayers = static_cast<int>(sizeof(kLayers) / sizeof(kLayers[0]));
+
+std::vector<float> rnd(size_t n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+void counters(benchmark::State& st, const Layer& L, int threads) {
+  const double flops = 2.0 * L.k * L.c * 9 * L.hw * L.hw;
+  st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["xPeak"] =
+      benchmark::Counter(flops * 1e-9 / (kPeakGflops * threads), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void direct(benchmark::State& st, ConvLayout layout, int threads) {
+  const Layer& L = kLayers[st.range(0)];
+  st.SetLabel(L.name);
+  Conv2dShape s;
+  s.in_c = L.c, s.in_h = s.in_w = L.hw, s.out_c = L.k, s.k_h = s.k_w = 3;
+  s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
+  s.out_h = s.out_w = L.hw;
+  const auto x = rnd(L.c * L.hw * L.hw, 1), w = rnd(L.k * L.c * 9, 2), bias = rnd(L.k, 3);
+  std::vector<float> y(L.k * L.hw * L.hw);
+  PackedConvWeights pw(w.data(), L.k, L.c, 3, 3, 1, layout);
+  Epilogue ep;
+  ep.bias = bias.data();
+  ep.act = ActivationSpec::relu();
+  ThreadPool pool(threads);
+  GemmRun run;
+  if (threads > 1) run.pool = &pool;
+  for (auto _ : st) {
+    conv2d(pw, s, x.data(), y.data(), ep, run);
+    benchmark::ClobberMemory();
+  }
+  counters(st, L, threads);
+}
+
+void winograd(benchmark::State& st, int m, int threads) {
+  const Layer& L = kLayers[st.range(0)];
+  st.SetLabel(L.name);
+  WinogradShape s;
+  s.in_c = L.c, s.in_h = s.in_w = L.hw, s.out_c = L.k, s.out_h = s.out_w = L.hw, s.pad_t = s.pad_l = 1;
+  const auto x = rnd(L.c * L.hw * L.hw, 1), w = rnd(L.k * L.c * 9, 2), bias = rnd(L.k, 3);
+  std::vector<float> y(L.k * L.hw * L.hw);
+  const auto u = winograd_transform_filter(w.data(), L.k, L.c, m);
+  WinogradWeights pw(u.data(), m, L.c, L.k);
+  Epilogue ep;
+  ep.bias = bias.data();
+  ep.bias_axis = BiasAxis::PerRow;
+  ep.act = ActivationSpec::relu();
+  ThreadPool pool(threads);
+  GemmRun run;
+  if (threads > 1) run.pool = &pool;
+  for (auto _ : st) {
+    winograd_conv2d(pw, s, x.data(), y.data(), ep, run);
+    benchmark::ClobberMemory();
+  }
+  counters(st, L, threads);
+}
+
+void BM_DirectNCHW(benchmark::State& st) { direct(st, ConvLayout::NCHW, 1); }
+void BM_DirectNHWC(benchmark::State& st) { direct(st, ConvLayout::NHWC, 1); }
+void BM_WinogradF2(benchmark::State& st) { winograd(st, 2, 1); }
+void BM_WinogradF4(benchmark::State& st) { winograd(st, 4, 1); }
+void BM_DirectNCHW_2T(benchmark::State& st) { direct(st, ConvLayout::NCHW, 2); }
+void BM_WinogradF4_2T(benchmark::State& st) { winograd(st, 4, 2); }
+
+void layers(benchmark::internal::Benchmark* b) {
+  for (int i = 0; i < kNumLayers; ++i) b->Arg(i);
+  b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_DirectNCHW)->Apply(layers);
+BENCHMARK(BM_DirectNHWC)->Apply(layers);
+BENCHMARK(BM_WinogradF2)->Apply(layers);
+BENCHMARK(BM_WinogradF4)->Apply(layers);
+BENCHMARK(BM_DirectNCHW_2T)->Apply(layers)->UseRealTime();
+BENCHMARK(BM_WinogradF4_2T)->Apply(layers)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
