@@ -237,6 +237,40 @@ void infer_packed_attention(InferenceContext& ctx) {
   else last->clear_dim_param();
 }
 
+// Y: (N, K, H + pad_t + pad_b - 2, W + pad_l + pad_r - 2) from X (N, C, H, W) and U (a, a, C, K).
+void infer_winograd_conv(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
+  const auto& x = onnx::getInputShape(ctx, 0);
+  const auto& u = onnx::getInputShape(ctx, 1);
+  if (x.dim_size() != 4) fail_shape_inference("WinogradConv: X must be 4-D (N, C, H, W), got rank ", x.dim_size());
+  if (u.dim_size() != 4) fail_shape_inference("WinogradConv: U must be 4-D (a, a, C, K), got rank ", u.dim_size());
+  const int64_t tile = onnx::getAttribute(ctx, "tile", 0);
+  if (tile != 2 && tile != 4) fail_shape_inference("WinogradConv: tile must be 2 or 4, got ", tile);
+  for (int d = 0; d < 2; ++d)
+    if (u.dim(d).has_dim_value() && u.dim(d).dim_value() != tile + 2)
+      fail_shape_inference("WinogradConv: U's dim ", d, " must be tile + 2 = ", tile + 2, ", got ", u.dim(d).dim_value());
+  if (x.dim(1).has_dim_value() && u.dim(2).has_dim_value() && x.dim(1).dim_value() != u.dim(2).dim_value())
+    fail_shape_inference("WinogradConv: X has ", x.dim(1).dim_value(), " channels, U ", u.dim(2).dim_value());
+  std::vector<int64_t> pads(4, 0);
+  if (const auto* a = ctx.getAttribute("pads")) {
+    if (a->ints_size() != 4) fail_shape_inference("WinogradConv: pads must have 4 values, got ", a->ints_size());
+    for (int i = 0; i < 4; ++i) pads[i] = a->ints(i);
+  }
+  auto* out = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  out->clear_dim();
+  *out->add_dim() = x.dim(0);
+  *out->add_dim() = u.dim(3);
+  for (int d = 0; d < 2; ++d) {
+    auto* o = out->add_dim();
+    if (x.dim(2 + d).has_dim_value()) {
+      const int64_t v = x.dim(2 + d).dim_value() + pads[d] + pads[d + 2] - 2;
+      if (v <= 0) fail_shape_inference("WinogradConv: the output would be empty (spatial dim ", v, ")");
+      o->set_dim_value(v);
+    }
+  }
+}
+
 // Every output: the element type and shape of input 0.
 void infer_like_input(InferenceContext& ctx) {
   for (size_t o = 0; o < ctx.getNumOutputs(); ++o) {
@@ -256,6 +290,7 @@ std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig
   if (kind == "matmul") return infer_fused_matmul;
   if (kind == "attention") return infer_attention;
   if (kind == "packed_attention") return infer_packed_attention;
+  if (kind == "winograd_conv") return infer_winograd_conv;
   if (kind == "to_nchwc") return infer_reorder_to_nchwc;
   if (kind == "from_nchwc") return infer_reorder_from_nchwc;
   if (kind == "nchwc_conv") return [](InferenceContext& c) { infer_nchwc("Conv", c, true); };

@@ -18,6 +18,12 @@ namespace {
 const std::vector<FusorOpSpec> kSpecs = {
     {"FusedConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
      "Conv, plus an optional residual Z added to its output, then an optional activation.", "as Conv"},
+    {"WinogradConv", "X:T U:T B?:T Z?:T", "Y:T", "T=float", CONV_ATTRS " tile:int! " ACTIVATION,
+     "FusedConv for a 3x3, stride-1, dilation-1, single-group 2-D convolution (NCHW) by Winograd's "
+     "F(tile x tile, 3 x 3), tile 2 or 4: the Conv attributes must say so (kernel_shape [3, 3] or "
+     "absent, strides and dilations ones, group 1, auto_pad NOTSET); pads as Conv's. U holds the "
+     "filters already transformed, G g G^T per (output, input) channel pair, shape (tile + 2, "
+     "tile + 2, C, K), with fusor's matrices (kernels/winograd/matrices.h; docs/winograd.md).", "winograd_conv"},
     {"FusedGemm", "A:T B:T C?:T", "Y:T", FLOATS,
      "alpha:float=1 beta:float=1 transA:int=0 transB:int=0 " ACTIVATION,
      "Gemm followed by an optional activation, applied in the GEMM epilogue.", "as Gemm"},
@@ -128,7 +134,7 @@ FusorOpSignature parse(const FusorOpSpec& s) {
   op.shape = s.shape;
   const std::string rule = split(op.shape, ' ').empty() ? "" : split(op.shape, ' ')[0];
   static const std::set<std::string> kRules = {"",          "as",       "nhwc",       "matmul",    "attention",
-                                                "packed_attention", "to_nchwc", "from_nchwc", "nchwc_conv", "nchwc"};
+                                                "packed_attention", "winograd_conv", "to_nchwc", "from_nchwc", "nchwc_conv", "nchwc"};
   if (!kRules.count(rule))
     throw std::logic_error("fusor_ops: bad shape rule '" + op.shape + "' in " + op.name);
   op.inputs = params(s.inputs);

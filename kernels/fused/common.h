@@ -29,6 +29,7 @@ void add_fused_kernel(KernelRegistry& r, const char* op, const char* impl, int p
 void write_output(KernelContext& ctx, int i, const Tensor& t);
 
 void register_fused_conv_kernels(KernelRegistry& r);
+void register_fused_winograd_kernels(KernelRegistry& r);
 void register_fused_gemm_kernels(KernelRegistry& r);
 void register_fused_elementwise_kernels(KernelRegistry& r);
 void register_fused_norm_kernels(KernelRegistry& r);
