@@ -87,6 +87,7 @@ FUSOR_OWN_OP(QuickGelu)
 FUSOR_OWN_OP(RMSNorm)
 FUSOR_OWN_OP(Silu)
 FUSOR_OWN_OP(SkipLayerNorm)
+FUSOR_OWN_OP(WinogradConv)
 #undef FUSOR_OWN_OP
 }  // namespace fop
 

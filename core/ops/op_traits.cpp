@@ -53,6 +53,7 @@ std::vector<Entry> entries() {
       {fop::NchwcConv, windowed},
       {fop::NchwcMaxPool, windowed},
       {fop::NchwcAveragePool, windowed},
+      {fop::WinogradConv, windowed},
       // Random ops.
       {op::RandomNormal, random},
       {op::RandomUniform, random},

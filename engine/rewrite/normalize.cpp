@@ -75,10 +75,10 @@ NormalizedNode normalize_node(const Graph& g, NodeId id) {
   // Omitted `strides` and `dilations` are ones along each spatial axis (ONNX's words, again no
   // schema default), for the ops that have them: `c.strides == [1, 1]` holds for an exporter
   // that leaves them out.
-  if (is_windowed_op(n.op) && in_rank >= 3)
+  if (op_traits(n.op).windowed && in_rank >= 3)
     for (const char* name : {"strides", "dilations"})
       if (!n.attr(name) && onnx_attr_kind(n.op, name) == AttrKind::Ints)
-        out.attrs.push_back(Attribute::make_ints(name, std::vector<int64_t>(in_rank - 2, 1)));
+        out.attrs.push_back(Attribute::make_ints(name, std::vector<int64_t>(spatial_rank(n.op, in_rank), 1)));
   // Sorted by name, so `a.attrs`, <...c> and CSE see one order.
   std::stable_sort(out.attrs.begin(), out.attrs.end(), [](const Attribute& a, const Attribute& b) { return a.name < b.name; });
   return out;
