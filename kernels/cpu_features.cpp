@@ -29,6 +29,8 @@ CpuFeatures detect() {
   const bool f512 = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
   f.avx2_fma = ymm_state && avx2 && fma;
   f.avx512 = f.avx2_fma && zmm_state && f512 && dq && bw && vl;
+  f.avx512_vnni = f.avx512 && (c & (1u << 11));
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx_vnni = f.avx2_fma && (a & (1u << 4));
   return f;
 }
 
@@ -70,6 +72,49 @@ std::optional<Isa> parse_isa(std::string_view name) {
   if (name == "scalar") return Isa::Scalar;
   if (name == "avx2") return Isa::Avx2;
   if (name == "avx512") return Isa::Avx512;
+  return std::nullopt;
+}
+
+Int8Isa detect_int8_isa() {
+  const CpuFeatures& f = cpu_features();
+  if (f.avx512_vnni) return Int8Isa::Avx512Vnni;
+  if (f.avx_vnni) return Int8Isa::AvxVnni;
+  return f.avx2_fma ? Int8Isa::Avx2 : Int8Isa::Scalar;
+}
+
+Int8Isa active_int8_isa() {
+  const CpuFeatures& f = cpu_features();
+  Int8Isa isa = Int8Isa::Scalar;
+  switch (active_isa()) {
+    case Isa::Avx512: isa = f.avx512_vnni ? Int8Isa::Avx512Vnni : f.avx_vnni ? Int8Isa::AvxVnni : Int8Isa::Avx2; break;
+    case Isa::Avx2: isa = f.avx_vnni ? Int8Isa::AvxVnni : Int8Isa::Avx2; break;
+    case Isa::Scalar: isa = Int8Isa::Scalar; break;
+  }
+  const char* env = std::getenv("FUSOR_INT8_ISA");
+  if (env && *env) {
+    if (auto want = parse_int8_isa(env)) {
+      // Only downwards, and only to a path the hardware has (AvxVnni needs the VEX form).
+      if (static_cast<int>(*want) < static_cast<int>(isa) && (*want != Int8Isa::AvxVnni || f.avx_vnni)) isa = *want;
+    }
+  }
+  return isa;
+}
+
+const char* int8_isa_name(Int8Isa isa) {
+  switch (isa) {
+    case Int8Isa::Scalar: return "scalar";
+    case Int8Isa::Avx2: return "avx2";
+    case Int8Isa::AvxVnni: return "avxvnni";
+    case Int8Isa::Avx512Vnni: return "avx512vnni";
+  }
+  return "?";
+}
+
+std::optional<Int8Isa> parse_int8_isa(std::string_view name) {
+  if (name == "scalar") return Int8Isa::Scalar;
+  if (name == "avx2") return Int8Isa::Avx2;
+  if (name == "avxvnni") return Int8Isa::AvxVnni;
+  if (name == "avx512vnni") return Int8Isa::Avx512Vnni;
   return std::nullopt;
 }
 

@@ -14,8 +14,10 @@ namespace fusor {
 enum class Isa : int { Scalar = 0, Avx2 = 1, Avx512 = 2 };
 
 struct CpuFeatures {
-  bool avx2_fma = false;   // AVX2 + FMA3 + OS support for YMM state
-  bool avx512 = false;     // AVX-512 F, BW, DQ, VL + OS support for ZMM/opmask state
+  bool avx2_fma = false;     // AVX2 + FMA3 + OS support for YMM state
+  bool avx512 = false;       // AVX-512 F, BW, DQ, VL + OS support for ZMM/opmask state
+  bool avx512_vnni = false;  // + AVX512_VNNI (vpdpbusd on ZMM)
+  bool avx_vnni = false;     // AVX-VNNI (vpdpbusd on YMM, VEX-encoded), with avx2_fma
 };
 
 const CpuFeatures& cpu_features();
@@ -27,5 +29,15 @@ Isa clamp_isa(Isa want);
 const char* isa_name(Isa isa);
 // "scalar" / "avx2" / "avx512"; nullopt for anything else.
 std::optional<Isa> parse_isa(std::string_view name);
+
+// The int8 kernels' paths (kernels/int8): u8 x s8 dot products by vpdpbusd on ZMM (Avx512Vnni) or
+// YMM (AvxVnni), by 16-bit vpmaddwd on AVX2 (exact: no vpmaddubsw saturation), or scalar.
+// active_int8_isa() follows active_isa() (FUSOR_ISA=avx2 gives AvxVnni where the CPU has it),
+// lowered further by FUSOR_INT8_ISA=scalar|avx2|avxvnni|avx512vnni; never above the hardware.
+enum class Int8Isa : int { Scalar = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3 };
+Int8Isa detect_int8_isa();
+Int8Isa active_int8_isa();
+const char* int8_isa_name(Int8Isa isa);
+std::optional<Int8Isa> parse_int8_isa(std::string_view name);
 
 }  // namespace fusor

@@ -1,0 +1,93 @@
+// The int8 epilogue (kernels/int8/qgemm.h, QEpilogue) on 8 accumulators of a YMM register; for the
+// *_avx2.cpp and *_avxvnni.cpp files only (it needs their instruction-set flags). A vector of
+// fewer than 8 columns (the panel's edge) is finished in registers and stored element by element.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8/qgemm.h"
+
+namespace fusor::int8 {
+
+struct QEpilogueAvx2 {
+  static constexpr int kMaxVectors = 2;
+
+  QEpilogueAvx2(const QEpilogue& e, int64_t n) : ep(e), cols(n) {
+    lo = _mm256_set1_ps(static_cast<float>(e.qmin));
+    hi = _mm256_set1_ps(static_cast<float>(e.qmax));
+    clo = _mm256_set1_ps(static_cast<float>(e.cmin));
+    chi = _mm256_set1_ps(static_cast<float>(e.cmax));
+    rt = _mm256_set1_ps(e.res_t);
+    rz = _mm256_set1_ps(e.res_z);
+    rc = _mm256_set1_ps(e.res_c);
+  }
+
+  void load_column(int v) {
+    const int64_t left = cols - 8 * v;
+    width[v] = left >= 8 ? 8 : left > 0 ? static_cast<int>(left) : 0;
+    off[v] = load_i32(ep.col_offset + 8 * v, width[v]);
+    if (ep.row_sums) bz[v] = load_i32(ep.col_bzero + 8 * v, width[v]);
+    if (ep.out != QEpilogue::Out::S32) {
+      mul[v] = _mm256_castsi256_ps(load_i32(reinterpret_cast<const int32_t*>(ep.mult) + 8 * v, width[v]));
+      add[v] = _mm256_castsi256_ps(load_i32(reinterpret_cast<const int32_t*>(ep.add) + 8 * v, width[v]));
+    }
+  }
+
+  void store(__m256i acc, int64_t r, int v, void* c, int64_t ldc) const {
+    const int w = width[v];
+    if (w == 0) return;
+    __m256i x = _mm256_add_epi32(acc, off[v]);
+    if (ep.row_sums) x = _mm256_sub_epi32(x, _mm256_mullo_epi32(bz[v], _mm256_set1_epi32(ep.row_sums[r])));
+    const int64_t at = r * ldc + 8 * v;
+    if (ep.out == QEpilogue::Out::S32) {
+      store_bytes(static_cast<int32_t*>(c) + at, &x, w * 4);
+      return;
+    }
+    __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x), mul[v], add[v]);
+    if (ep.out == QEpilogue::Out::F32) {
+      float* y = static_cast<float*>(c) + at;
+      store_bytes(y, &f, w * 4);
+      for (int j = 0; j < w; ++j) y[j] = apply_activation(ep.act, y[j]);
+      return;
+    }
+    if (ep.residual) {
+      const __m256 t = _mm256_round_ps(_mm256_min_ps(_mm256_max_ps(f, clo), chi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      alignas(16) uint8_t rb[16] = {};
+      std::memcpy(rb, ep.residual + r * ep.residual_ld + 8 * v, static_cast<size_t>(w));
+      const __m128i r8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(rb));
+      const __m256i ri = ep.out == QEpilogue::Out::S8 ? _mm256_cvtepi8_epi32(r8) : _mm256_cvtepu8_epi32(r8);
+      f = _mm256_fmadd_ps(t, rt, _mm256_fmadd_ps(_mm256_cvtepi32_ps(ri), rz, rc));
+    }
+    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    const __m256i q = _mm256_cvtps_epi32(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    const __m128i p8 = ep.out == QEpilogue::Out::S8 ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
+    uint8_t* y = static_cast<uint8_t*>(c) + at;
+    if (w == 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y), p8);
+    } else {
+      alignas(16) uint8_t tmp[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), p8);
+      std::memcpy(y, tmp, static_cast<size_t>(w));
+    }
+  }
+
+  static __m256i load_i32(const int32_t* p, int w) {
+    if (w == 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    alignas(32) int32_t tmp[8] = {};
+    std::memcpy(tmp, p, static_cast<size_t>(w) * 4);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+  }
+  static void store_bytes(void* dst, const void* src, int bytes) { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
+
+  const QEpilogue& ep;
+  int64_t cols;
+  int width[kMaxVectors] = {};
+  __m256i off[kMaxVectors] = {}, bz[kMaxVectors] = {};
+  __m256 mul[kMaxVectors] = {}, add[kMaxVectors] = {};
+  __m256 lo, hi, clo, chi, rt, rz, rc;
+};
+
+}  // namespace fusor::int8

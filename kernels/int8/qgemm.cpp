@@ -1,0 +1,175 @@
+// Packing, the scalar epilogue and panel kernel, and the threaded driver of the int8 GEMM core.
+#include "kernels/int8/qgemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/util/error.h"
+#include "kernels/int8/qgemm_kernels.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor::int8 {
+
+int qpanel_cols(Int8Isa isa) { return isa == Int8Isa::Avx512Vnni ? 64 : 16; }
+
+namespace {
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+QPanelFn panel_fn(Int8Isa isa) {
+  switch (isa) {
+    case Int8Isa::Avx512Vnni: return qpanel_avx512vnni;
+    case Int8Isa::AvxVnni: return qpanel_avxvnni;
+    case Int8Isa::Avx2: return qpanel_avx2;
+    case Int8Isa::Scalar: break;
+  }
+  return qpanel_scalar;
+}
+
+}  // namespace
+
+int64_t QPackedB::storage_bytes(int64_t K, int64_t N, Int8Isa isa) {
+  const int64_t cols = qpanel_cols(isa), kp = round_up(std::max<int64_t>(K, 1), 4);
+  const int64_t stride = (kp / 4) * cols * (isa == Int8Isa::Avx2 ? 8 : 4);
+  return std::max<int64_t>((N + cols - 1) / cols, 1) * stride + 64;
+}
+
+QPackedB::QPackedB(const void* data, bool is_signed, int64_t K, int64_t N, int64_t ld, bool trans, Int8Isa isa)
+    : isa_(isa), k_(K), kp_(round_up(std::max<int64_t>(K, 1), 4)), n_(N), panel_cols_(qpanel_cols(isa)) {
+  const size_t total = static_cast<size_t>(storage_bytes(K, N, isa));
+  owned_ = std::shared_ptr<int8_t[]>(new (std::align_val_t(64)) int8_t[total],
+                                     [](int8_t* p) { ::operator delete[](p, std::align_val_t(64)); });
+  owned_sums_.assign(static_cast<size_t>(N), 0);
+  pack(data, is_signed, ld, trans, owned_.get(), owned_sums_.data());
+}
+
+QPackedB::QPackedB(const void* data, bool is_signed, int64_t K, int64_t N, int64_t ld, bool trans, Int8Isa isa,
+                   int8_t* storage, int32_t* col_sums)
+    : isa_(isa), k_(K), kp_(round_up(std::max<int64_t>(K, 1), 4)), n_(N), panel_cols_(qpanel_cols(isa)) {
+  pack(data, is_signed, ld, trans, storage, col_sums);
+}
+
+void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, int8_t* dst_all, int32_t* sums) {
+  const int64_t K = k_, N = n_;
+  const int64_t bytes_per_kq = isa_ == Int8Isa::Avx2 ? 8 : 4;  // per column and group of 4 k
+  panel_stride_ = (kp_ / 4) * panel_cols_ * bytes_per_kq;
+  std::memset(dst_all, 0, static_cast<size_t>(storage_bytes(K, N, isa_)));
+  data_ = dst_all;
+  col_sums_ = sums;
+  shift_ = is_signed ? 0 : 128;
+  const auto* s8 = static_cast<const int8_t*>(data);
+  const auto* u8 = static_cast<const uint8_t*>(data);
+  for (int64_t p = 0; p < panels(); ++p) {
+    const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, N - n0);
+    const int64_t w = std::min<int64_t>(panel_cols_, round_up(w_real, 16));
+    int8_t* dst = dst_all + p * panel_stride_;
+    for (int64_t j = 0; j < w_real; ++j) {
+      int32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t src = trans ? (n0 + j) * ld + k : k * ld + n0 + j;
+        const int32_t v = is_signed ? s8[src] : static_cast<int32_t>(u8[src]) - 128;
+        sum += v;
+        const int64_t off = qpanel_offset(isa_, k, j, w);
+        if (isa_ == Int8Isa::Avx2) {
+          const int16_t v16 = static_cast<int16_t>(v);
+          std::memcpy(dst + off, &v16, 2);
+        } else {
+          dst[off] = static_cast<int8_t>(v);
+        }
+      }
+      sums[n0 + j] = sum;
+    }
+  }
+}
+
+void qepilogue_scalar(const QEpilogue& ep, int64_t m, int64_t n, int32_t raw, void* c, int64_t ldc) {
+  int32_t acc = raw + ep.col_offset[n];
+  if (ep.row_sums) acc -= ep.col_bzero[n] * ep.row_sums[m];
+  const int64_t at = m * ldc + n;
+  switch (ep.out) {
+    case QEpilogue::Out::S32: static_cast<int32_t*>(c)[at] = acc; return;
+    case QEpilogue::Out::F32:
+      static_cast<float*>(c)[at] = apply_activation(ep.act, static_cast<float>(acc) * ep.mult[n] + ep.add[n]);
+      return;
+    case QEpilogue::Out::U8:
+    case QEpilogue::Out::S8: break;
+  }
+  float f = static_cast<float>(acc) * ep.mult[n] + ep.add[n];
+  if (ep.residual) {
+    const float t = std::clamp(std::nearbyint(f), static_cast<float>(ep.cmin), static_cast<float>(ep.cmax));
+    const uint8_t rb = ep.residual[m * ep.residual_ld + n];
+    const float r = ep.out == QEpilogue::Out::S8 ? static_cast<float>(static_cast<int8_t>(rb)) : static_cast<float>(rb);
+    f = t * ep.res_t + r * ep.res_z + ep.res_c;
+  }
+  const int32_t q = std::clamp(static_cast<int32_t>(std::nearbyint(std::clamp(f, -1e9f, 1e9f))), ep.qmin, ep.qmax);
+  static_cast<uint8_t*>(c)[at] = static_cast<uint8_t>(q);
+}
+
+void qpanel_scalar(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                   int64_t ldc, const QEpilogue& ep) {
+  const int64_t w = std::min<int64_t>(qpanel_cols(Int8Isa::Scalar), round_up(n, 16));
+  for (int64_t i = 0; i < m; ++i) {
+    const uint8_t* ar = a + i * lda;
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t acc = 0;
+      for (int64_t k = 0; k < kq * 4; ++k) acc += static_cast<int32_t>(ar[k]) * panel[qpanel_offset(Int8Isa::Scalar, k, j, w)];
+      qepilogue_scalar(ep, i, j, acc, c, ldc);
+    }
+  }
+}
+
+void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
+                const QEpilogue& ep) {
+  const QPanelFn fn = panel_fn(b.isa());
+  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  for (int64_t p = 0; p < b.panels(); ++p) {
+    const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
+    fn(a, lda, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize, ldc, ep.offset(0, n0));
+  }
+}
+
+void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c, int64_t ldc, const QEpilogue& ep,
+           ThreadPool* pool) {
+  if (M <= 0 || b.n() <= 0) return;
+  const QPanelFn fn = panel_fn(b.isa());
+  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  const int64_t rb = 96;  // rows per task: a multiple of every kernel's row tile
+  const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
+  const int64_t tasks = row_blocks * panels;
+  auto run = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      // Panels inner: a row block's A stays in cache while the panels pass.
+      const int64_t r = t / panels, p = t % panels;
+      const int64_t m0 = r * rb, m = std::min(rb, M - m0);
+      const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
+      fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + (m0 * ldc + n0) * esize, ldc,
+         ep.offset(m0, n0));
+    }
+  };
+  // Enough work per task to pay for the dispatch: about 256k multiply-adds.
+  const int64_t macs_per_task = std::min(rb, M) * b.panel_cols() * b.kp();
+  const int64_t grain = std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, macs_per_task));
+  if (pool && tasks > 1) {
+    pool->parallel_for(tasks, run, grain);
+  } else {
+    run(0, tasks);
+  }
+}
+
+void qgemm_row_sums(const uint8_t* a, int64_t lda, int64_t M, int64_t K, int32_t* out) {
+  for (int64_t m = 0; m < M; ++m) {
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; ++k) s += a[m * lda + k];
+    out[m] = s;
+  }
+}
+
+void qgemm_pack_rows(const uint8_t* a, int64_t lda, int64_t M, int64_t K, int64_t kp, uint8_t* out) {
+  for (int64_t m = 0; m < M; ++m) {
+    std::memcpy(out + m * kp, a + m * lda, static_cast<size_t>(K));
+    std::memset(out + m * kp + K, 0, static_cast<size_t>(kp - K));
+  }
+}
+
+}  // namespace fusor::int8

@@ -1,0 +1,65 @@
+// AVX512-VNNI panel kernel: tiles of MR rows x NV vectors of 16 columns, vpdpbusd with the row's 4
+// A bytes broadcast against 16 columns x 4 k of B; the epilogue on the accumulators in registers.
+// Tile shapes keep 24 accumulators (NV 4: 6 rows, 3: 8, 2: 12, 1: 16 accumulators in 16 rows).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/int8/qepilogue_avx512.h"
+#include "kernels/int8/qgemm_kernels.h"
+
+namespace fusor::int8 {
+namespace {
+
+template <int MR, int NV>
+void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
+          int64_t ldc, const QEpilogue& ep) {
+  __m512i acc[MR][NV];
+  const uint8_t* ar[MR];
+  for (int r = 0; r < MR; ++r) {
+    ar[r] = a + std::min<int64_t>(r, m - 1) * lda;  // rows past m repeat the last one (not stored)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_si512();
+  }
+  const int64_t bstep = w * 4;
+  for (int64_t q = 0; q < kq; ++q) {
+    __m512i b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_load_si512(bp + q * bstep + v * 64);
+    for (int r = 0; r < MR; ++r) {
+      int32_t x;
+      std::memcpy(&x, ar[r] + q * 4, 4);
+      const __m512i bc = _mm512_set1_epi32(x);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bc, b[v]);
+    }
+  }
+  QEpilogueAvx512 e(ep, n);
+  for (int v = 0; v < NV; ++v) e.load_column(v);
+  for (int r = 0; r < MR; ++r) {
+    if (r >= m) break;
+    for (int v = 0; v < NV; ++v) e.store(acc[r][v], r, v, c, ldc);
+  }
+}
+
+template <int MR, int NV>
+void rows(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
+          int64_t ldc, const QEpilogue& ep) {
+  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  for (int64_t i = 0; i < m; i += MR)
+    tile<MR, NV>(a + i * lda, lda, std::min<int64_t>(MR, m - i), bp, kq, w, n,
+                 static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize), ldc, ep.offset(i, 0));
+}
+
+}  // namespace
+
+void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                       int64_t ldc, const QEpilogue& ep) {
+  const int64_t nv = (n + 15) / 16, w = nv * 16;
+  switch (nv) {
+    case 4: rows<6, 4>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 3: rows<8, 3>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 2: rows<12, 2>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    default: rows<16, 1>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+  }
+}
+
+}  // namespace fusor::int8

@@ -1,0 +1,35 @@
+// The per-ISA panel functions behind kernels/int8/qgemm.h (internal to kernels/int8).
+//
+// A panel function computes rows [0, m) and columns [0, n) (n <= the ISA's panel width) of C for
+// one packed panel of B: kq groups of 4 k-values (AVX2: 2 * kq pairs), then applies the epilogue
+// (its arrays already offset to the panel's first column and the rows' first row) and stores.
+#pragma once
+#include <cstdint>
+
+#include "kernels/int8/qgemm.h"
+
+namespace fusor::int8 {
+
+using QPanelFn = void (*)(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
+                          void* c, int64_t ldc, const QEpilogue& ep);
+
+// Columns per panel of an ISA's kernels.
+int qpanel_cols(Int8Isa isa);
+
+void qpanel_scalar(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                   int64_t ldc, const QEpilogue& ep);
+void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                 int64_t ldc, const QEpilogue& ep);
+void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                    int64_t ldc, const QEpilogue& ep);
+void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                       int64_t ldc, const QEpilogue& ep);
+
+// Byte offset of B element (k, column j) inside a panel of width w (columns rounded up to the
+// ISA's vector): VNNI/scalar layout [k / 4][w][k % 4]; AVX2 layout [k / 2][w][k % 2] of int16.
+inline int64_t qpanel_offset(Int8Isa isa, int64_t k, int64_t j, int64_t w) {
+  if (isa == Int8Isa::Avx2) return ((k / 2) * w + j) * 4 + (k % 2) * 2;
+  return ((k / 4) * w + j) * 4 + (k % 4);
+}
+
+}  // namespace fusor::int8

@@ -1,0 +1,147 @@
+// The int8 GEMM core against plain loops: every int8 path the machine runs, signed and unsigned B,
+// zero points of A and of B (per column), tails of rows, columns and k, every output kind, the
+// residual epilogue, threads. Integer results must be exact; requantized ones may differ from
+// the double-precision definition by one step where float rounding breaks a tie differently.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernels/int8/qgemm.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor::int8 {
+namespace {
+
+std::vector<Int8Isa> runnable() {
+  std::vector<Int8Isa> v;
+  const Int8Isa hw = detect_int8_isa();
+  for (Int8Isa i : {Int8Isa::Scalar, Int8Isa::Avx2, Int8Isa::AvxVnni, Int8Isa::Avx512Vnni}) {
+    if (static_cast<int>(i) > static_cast<int>(hw)) continue;
+    if (i == Int8Isa::AvxVnni && !cpu_features().avx_vnni) continue;
+    if (i != Int8Isa::Scalar && !cpu_features().avx2_fma) continue;
+    v.push_back(i);
+  }
+  return v;
+}
+
+struct Case {
+  int64_t M, N, K;
+  bool b_signed;
+  int a_zero;
+  bool b_zeros;  // per-column zero points of B
+};
+
+class QGemmTest : public testing::TestWithParam<Case> {};
+
+TEST_P(QGemmTest, MatchesLoops) {
+  const Case c = GetParam();
+  std::mt19937 rng(static_cast<uint32_t>(c.M * 131 + c.N * 7 + c.K));
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t lda = ((c.K + 3) / 4) * 4 + 4;
+  std::vector<uint8_t> a(static_cast<size_t>(c.M * lda));
+  for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+  std::vector<uint8_t> braw(static_cast<size_t>(c.K * c.N));
+  for (auto& v : braw) v = static_cast<uint8_t>(byte(rng));
+  std::vector<int32_t> bz(static_cast<size_t>(c.N), 0);
+  if (c.b_zeros)
+    for (auto& z : bz) z = c.b_signed ? byte(rng) % 11 - 5 : 120 + byte(rng) % 16;
+  auto bval = [&](int64_t k, int64_t n) {
+    const uint8_t v = braw[static_cast<size_t>(k * c.N + n)];
+    return c.b_signed ? static_cast<int32_t>(static_cast<int8_t>(v)) : static_cast<int32_t>(v);
+  };
+  // Exact products with zero points.
+  std::vector<int64_t> want(static_cast<size_t>(c.M * c.N));
+  for (int64_t i = 0; i < c.M; ++i)
+    for (int64_t j = 0; j < c.N; ++j) {
+      int64_t s = 0;
+      for (int64_t k = 0; k < c.K; ++k) s += (a[static_cast<size_t>(i * lda + k)] - c.a_zero) * (bval(k, j) - bz[j]);
+      want[static_cast<size_t>(i * c.N + j)] = s;
+    }
+  std::vector<uint8_t> res(static_cast<size_t>(c.M * c.N));
+  for (auto& v : res) v = static_cast<uint8_t>(byte(rng));
+  ThreadPool pool(2);
+  for (Int8Isa isa : runnable()) {
+    SCOPED_TRACE(int8_isa_name(isa));
+    QPackedB pb(braw.data(), c.b_signed, c.K, c.N, c.N, false, isa);
+    // Column offsets: -a * colsum + K * a * b' (b' the stored zero point), as the kernels' callers build them.
+    std::vector<int32_t> off(static_cast<size_t>(c.N)), bzs(static_cast<size_t>(c.N));
+    for (int64_t j = 0; j < c.N; ++j) {
+      bzs[j] = bz[j] - pb.shift();
+      off[j] = -c.a_zero * pb.col_sums()[j] + static_cast<int32_t>(c.K) * c.a_zero * bzs[j];
+    }
+    std::vector<int32_t> rows(static_cast<size_t>(c.M));
+    qgemm_row_sums(a.data(), lda, c.M, c.K, rows.data());
+    QEpilogue ep;
+    ep.col_offset = off.data();
+    const bool need_rows = c.b_zeros || pb.shift() != 0;
+    if (need_rows) {
+      ep.row_sums = rows.data();
+      ep.col_bzero = bzs.data();
+    }
+    // Int32.
+    ep.out = QEpilogue::Out::S32;
+    std::vector<int32_t> c32(static_cast<size_t>(c.M * c.N));
+    qgemm(pb, a.data(), lda, c.M, c32.data(), c.N, ep, &pool);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(c32[i], want[i]) << "element " << i;
+    // Float with a bias and Relu.
+    std::vector<float> mult(static_cast<size_t>(c.N)), add(static_cast<size_t>(c.N));
+    for (int64_t j = 0; j < c.N; ++j) {
+      mult[j] = 1e-3f * static_cast<float>(1 + j % 7);
+      add[j] = 0.25f * static_cast<float>(j % 5) - 0.5f;
+    }
+    ep.mult = mult.data();
+    ep.add = add.data();
+    ep.out = QEpilogue::Out::F32;
+    ep.act = ActivationSpec::relu();
+    std::vector<float> cf(static_cast<size_t>(c.M * c.N));
+    qgemm(pb, a.data(), lda, c.M, cf.data(), c.N, ep, nullptr);
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t j = 0; j < c.N; ++j) {
+        const double v = std::max(0.0, static_cast<double>(want[i * c.N + j]) * mult[j] + add[j]);
+        ASSERT_NEAR(cf[i * c.N + j], v, 1e-4 * (1 + std::fabs(v))) << i << "," << j;
+      }
+    // Requantized to uint8 (zero point in add), clamped to [3, 250], plain and with a residual.
+    for (int j = 0; j < c.N; ++j) add[j] = 128.0f + static_cast<float>(j % 3);
+    ep.out = QEpilogue::Out::U8;
+    ep.qmin = 3;
+    ep.qmax = 250;
+    for (bool with_res : {false, true}) {
+      SCOPED_TRACE(with_res ? "residual" : "plain");
+      if (with_res) {
+        ep.residual = res.data();
+        ep.residual_ld = c.N;
+        ep.res_t = 0.75f;
+        ep.res_z = 0.5f;
+        ep.res_c = -20.0f;
+      }
+      std::vector<uint8_t> c8(static_cast<size_t>(c.M * c.N));
+      qgemm(pb, a.data(), lda, c.M, c8.data(), c.N, ep, &pool);
+      int off_by_one = 0;
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = 0; j < c.N; ++j) {
+          double f = static_cast<double>(want[i * c.N + j]) * mult[j] + add[j];
+          if (with_res) {
+            const double t = std::clamp(std::nearbyint(f), 0.0, 255.0);
+            f = t * 0.75 + res[i * c.N + j] * 0.5 - 20.0;
+          }
+          const double q = std::clamp(std::nearbyint(f), 3.0, 250.0);
+          const double d = std::fabs(q - c8[i * c.N + j]);
+          ASSERT_LE(d, 1.0) << i << "," << j << " f=" << f;
+          off_by_one += d > 0;
+        }
+      EXPECT_LE(off_by_one, std::max<int64_t>(2, c.M * c.N / 200));
+    }
+    ep.residual = nullptr;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
+                         testing::Values(Case{1, 1, 1, true, 0, false}, Case{7, 5, 3, true, 3, false},
+                                         Case{6, 64, 64, true, 128, false}, Case{13, 70, 29, true, 7, false},
+                                         Case{25, 17, 12, true, 0, true}, Case{100, 200, 77, true, 51, false},
+                                         Case{33, 48, 40, false, 9, false}, Case{9, 33, 130, false, 200, true},
+                                         Case{97, 130, 300, true, 255, false}));
+
+}  // namespace
+}  // namespace fusor::int8
