@@ -18,4 +18,5 @@ void register_fast_conv_transpose_kernels(KernelRegistry& r);  // 2-D ConvTransp
 void register_fast_rnn_kernels(KernelRegistry& r);  // LSTM/GRU/RNN: one input GEMM, prepacked Rᵀ per step (kernels/rnn)
 void register_nchwc_kernels(KernelRegistry& r);    // the blocked layout's ops (kernels/nchwc)
 void register_xnnpack_kernels(KernelRegistry& r);  // "xnnpack" impls (kernels/xnnpack), when built with XNNPACK
+void register_int8_kernels(KernelRegistry& r);     // the quantized fusor ops, fast Q/DQ (kernels/int8)
 }  // namespace fusor

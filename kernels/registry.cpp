@@ -25,6 +25,7 @@ KernelRegistry& KernelRegistry::global() {
     register_fast_rnn_kernels(*reg);
     register_fused_kernels(*reg);
     register_nchwc_kernels(*reg);
+    register_int8_kernels(*reg);
     register_xnnpack_kernels(*reg);
     return reg;
   }();

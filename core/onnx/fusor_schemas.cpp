@@ -279,6 +279,18 @@ void infer_like_input(InferenceContext& ctx) {
   }
 }
 
+// Shape of MatMul's inference with transB (infer_fused_matmul); a float output for QMatMulFloat.
+void infer_qmatmul(InferenceContext& ctx, bool float_out) {
+  infer_fused_matmul(ctx);
+  if (float_out) ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+// Y: Table's element type, X's shape.
+void infer_lookup(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
 // The inference a catalog entry's shape rule names (core/ops/fusor_ops.h).
 std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig) {
   const std::string& rule = sig.shape;
@@ -295,6 +307,9 @@ std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig
   if (kind == "from_nchwc") return infer_reorder_from_nchwc;
   if (kind == "nchwc_conv") return [](InferenceContext& c) { infer_nchwc("Conv", c, true); };
   if (kind == "nchwc") return [base](InferenceContext& c) { infer_nchwc(base.c_str(), c, false); };
+  if (kind == "qmatmul") return [](InferenceContext& c) { infer_qmatmul(c, false); };
+  if (kind == "qmatmul_float") return [](InferenceContext& c) { infer_qmatmul(c, true); };
+  if (kind == "lookup") return infer_lookup;
   return infer_like_input;
 }
 

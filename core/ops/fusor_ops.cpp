@@ -14,6 +14,9 @@ namespace {
 #define CONV_ATTRS "auto_pad:string=NOTSET dilations:ints group:int=1 kernel_shape:ints pads:ints strides:ints"
 #define POOL_ATTRS "auto_pad:string=NOTSET kernel_shape:ints! pads:ints strides:ints ceil_mode:int=0"
 #define FLOATS "T=float,float16,double"
+#define QTYPES "T1=uint8,int8; T2=int8,uint8"
+#define QIO "x_scale:float! x_zero_point:int=0 y_scale:float! y_zero_point:int=0"
+#define QBINARY "a_scale:float! a_zero_point:int=0 b_scale:float! b_zero_point:int=0 y_scale:float! y_zero_point:int=0"
 
 const std::vector<FusorOpSpec> kSpecs = {
     {"FusedConv", "X:T W:T B?:T Z?:T", "Y:T", FLOATS, CONV_ATTRS " " ACTIVATION,
@@ -65,7 +68,7 @@ const std::vector<FusorOpSpec> kSpecs = {
     {"NhwcConvTranspose", "X:T W:T B?:T", "Y:T", FLOATS,
      CONV_ATTRS " output_padding:ints output_shape:ints " ACTIVATION,
      "ConvTranspose on NHWC input and output; W stays IOHW.", "nhwc ConvTranspose"},
-    {"NhwcMaxPool", "X:T", "Y:T", FLOATS, POOL_ATTRS " dilations:ints storage_order:int=0",
+    {"NhwcMaxPool", "X:T", "Y:T", "T=float,float16,double,uint8,int8", POOL_ATTRS " dilations:ints storage_order:int=0",
      "MaxPool on NHWC input and output.", "nhwc MaxPool"},
     {"NhwcAveragePool", "X:T", "Y:T", FLOATS, POOL_ATTRS " count_include_pad:int=0",
      "AveragePool on NHWC input and output.", "nhwc AveragePool"},
@@ -88,8 +91,41 @@ const std::vector<FusorOpSpec> kSpecs = {
      "GlobalAveragePool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B].", "nchwc GlobalAveragePool"},
     {"NchwcGlobalMaxPool", "X:T", "Y:T", "T=float", "",
      "GlobalMaxPool on blocked input and output: [N, CB, H, W, B] to [N, CB, 1, 1, B].", "nchwc GlobalMaxPool"},
+    // Quantized (int8) ops, made from QDQ groups by rules/extended/quantized.rules and run by
+    // kernels/int8. Per-tensor scales and zero points of the activations are attributes (the rules
+    // require them constant); a weight's per-channel scale (and zero point) are inputs.
+    // Quantization is ONNX's: q = saturate(round_half_even(v / scale) + zero_point), and
+    // dequantization v = (q - zero_point) * scale. A result matches its QDQ group up to ties broken
+    // differently by float rounding (one step of y_scale, rarely).
+    {"QConv", "X:T1 W:T2 WScale:tensor(float) WZero?:T2 B?:tensor(int32) BScale?:tensor(float) Z?:T1", "Y:T1", QTYPES,
+     CONV_ATTRS " " QIO " " ACTIVATION " conv_scale:float=0 conv_zero_point:int=0 z_scale:float=1 z_zero_point:int=0",
+     "Q(act(Conv(DQ(X), DQ(W; WScale, WZero, axis 0), DQ(B; BScale)))) at (y_scale, y_zero_point); act is a "
+     "clamp (\"\", Relu, Clip). With Z (conv_scale > 0): Q(act(DQ(Q(conv; conv_scale, conv_zero_point)) + "
+     "DQ(Z; z_scale, z_zero_point))), the residual Add of a QDQ graph done in the epilogue.", "as Conv"},
+    {"NhwcQConv", "X:T1 W:T2 WScale:tensor(float) WZero?:T2 B?:tensor(int32) BScale?:tensor(float) Z?:T1", "Y:T1", QTYPES,
+     CONV_ATTRS " " QIO " " ACTIVATION " conv_scale:float=0 conv_zero_point:int=0 z_scale:float=1 z_zero_point:int=0",
+     "QConv on NHWC input, residual and output; W stays OIHW.", "nhwc Conv"},
+    {"QMatMul", "A:T1 B:T2 BScale:tensor(float) BZero?:T2 Bias?:tensor(int32) BiasScale?:tensor(float)", "Y:T1", QTYPES,
+     "transB:int=0 " QIO " " ACTIVATION,
+     "Q(act(MatMul(DQ(A), DQ(B; BScale, BZero)) + DQ(Bias; BiasScale))) at (y_scale, y_zero_point), A "
+     "dequantized by (x_scale, x_zero_point); B per tensor, or per column (its last axis; its first with "
+     "transB = 1, which transposes a 2-D B). Any rank, as MatMul; Bias is per column. act: \"\", Relu, Clip.", "qmatmul"},
+    {"QMatMulFloat", "A:T1 B:T2 BScale:tensor(float) BZero?:T2 Bias?:tensor(float)", "Y:tensor(float)", QTYPES,
+     "transB:int=0 x_scale:float! x_zero_point:int=0 " ACTIVATION,
+     "MatMul(DQ(A), DQ(B; BScale, BZero)) + Bias with a float result (ORT's MatMulIntegerToFloat), then an "
+     "optional activation; A dequantized by (x_scale, x_zero_point).", "qmatmul_float"},
+    {"QAdd", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
+     "Q(act(DQ(A) + DQ(B))) with ONNX broadcasting; act: \"\", Relu, Clip.", "as Add"},
+    {"QMul", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
+     "Q(act(DQ(A) * DQ(B))) with ONNX broadcasting; act: \"\", Relu, Clip.", "as Mul"},
+    {"QLookup", "X:T1 Table:T2", "Y:T2", "T1=uint8,int8; T2=uint8,int8",
+     "", "Y = Table[X] (uint8 X) or Table[X + 128] (int8 X); Table holds 256 values: any 8-bit to 8-bit "
+     "function, e.g. Q(f(DQ(x))) for an elementwise f.", "lookup"},
 };
 
+#undef QTYPES
+#undef QIO
+#undef QBINARY
 #undef ACTIVATION
 #undef CONV_ATTRS
 #undef POOL_ATTRS
@@ -134,7 +170,8 @@ FusorOpSignature parse(const FusorOpSpec& s) {
   op.shape = s.shape;
   const std::string rule = split(op.shape, ' ').empty() ? "" : split(op.shape, ' ')[0];
   static const std::set<std::string> kRules = {"",          "as",       "nhwc",       "matmul",    "attention",
-                                                "packed_attention", "winograd_conv", "to_nchwc", "from_nchwc", "nchwc_conv", "nchwc"};
+                                                "packed_attention", "winograd_conv", "to_nchwc", "from_nchwc", "nchwc_conv", "nchwc",
+                                                "qmatmul",          "qmatmul_float", "lookup"};
   if (!kRules.count(rule))
     throw std::logic_error("fusor_ops: bad shape rule '" + op.shape + "' in " + op.name);
   op.inputs = params(s.inputs);

@@ -3,7 +3,8 @@
 // registration (core/onnx/fusor_schemas.h). A module of its own so that both can depend on it.
 //
 // Each entry is written in a compact signature syntax:
-//   inputs/outputs  "X:T W:T B?:T"      NAME[?|...]:TYPE  (? optional, ... variadic)
+//   inputs/outputs  "X:T W:T B?:T"      NAME[?|...]:TYPE  (? optional, ... variadic); TYPE is a
+//                                       constraint name or a fixed type, "tensor(float)"
 //   types           "T=float,float16,double; M=float,bool"
 //   attrs           "group:int=1 kernel_shape:ints strides:ints axis:int! activation:string="
 //                   NAME:KIND[=DEFAULT] or NAME:KIND! for a required attribute;
@@ -20,6 +21,9 @@
 //                   "to_nchwc" / "from_nchwc"  the reorders to and from the blocked layout
 //                   "nchwc OP"   ONNX's inference of OP on the blocked input's NCHW view,
 //                                output blocked again ("nchwc_conv": input 0 blocked or NCHW)
+//                   "qmatmul"    "matmul" for the quantized QMatMul (output type of input 0);
+//                                "qmatmul_float" the same with a float output
+//                   "lookup"     input 0's shape, input 1's (the table's) element type
 // Facts the rewrite engine needs about an op (windowed, commutative, ...) are in op_traits.h.
 // Adding an op: its entry here, an op_traits.cpp entry when a trait differs from the defaults,
 // its name in op_names.h when code dispatches on it, its kernel and its rules.

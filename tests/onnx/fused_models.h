@@ -15,12 +15,15 @@ namespace fusor::test {
 
 struct FusedCase {
   std::string op;
-  std::vector<std::vector<int64_t>> inputs;  // shapes; an empty name marks an absent input
+  std::vector<std::vector<int64_t>> inputs;  // shapes of the present inputs (in order)
+  // names; an empty name marks an absent input (it has no shape in `inputs`)
   std::vector<std::string> input_names;
   int num_outputs = 1;
   std::vector<int64_t> expected;  // shape of output 0 (and of every other output)
   std::vector<onnx::AttributeProto> attrs;
   int mask_elem = onnx::TensorProto::FLOAT;  // element type of an Attention Mask input
+  std::vector<int> elems = {};                // per input (quantized ops); empty: every input float
+  int out_elem = onnx::TensorProto::FLOAT;   // element type of every output
 };
 
 inline onnx::AttributeProto attr_i(const std::string& n, int64_t v) {
@@ -61,6 +64,8 @@ inline onnx::AttributeProto attr_floats(const std::string& n, const std::vector<
 
 inline std::vector<FusedCase> fused_cases() {
   using V = std::vector<int64_t>;
+  constexpr int F = onnx::TensorProto::FLOAT, U8 = onnx::TensorProto::UINT8, I8 = onnx::TensorProto::INT8,
+                I32 = onnx::TensorProto::INT32;
   return {
       // (8 + 2 - 3) / 2 + 1 = 4
       {"FusedConv", {V{1, 3, 8, 8}, V{4, 3, 3, 3}, V{4}, V{1, 4, 4, 4}}, {"X", "W", "B", "Z"}, 1, V{1, 4, 4, 4},
@@ -113,6 +118,27 @@ inline std::vector<FusedCase> fused_cases() {
       // F(4x4, 3x3): U is (6, 6, C, K); (7 + 1 + 1 - 2) x (9 + 0 + 2 - 2)
       {"WinogradConv", {V{1, 8, 7, 9}, V{6, 6, 8, 5}, V{5}}, {"X", "U", "B"}, 1, V{1, 5, 7, 9},
        {attr_i("tile", 4), attr_ints("pads", {1, 0, 1, 2}), attr_s("activation", "Relu")}},
+      // Quantized ops: uint8 activations, int8 weights, float scales, int32 bias.
+      {"QConv", {V{1, 3, 8, 8}, V{4, 3, 3, 3}, V{4}, V{4}, V{4}}, {"X", "W", "WScale", "B", "BScale"}, 1,
+       V{1, 4, 4, 4}, {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2}), attr_f("x_scale", 0.5f),
+                       attr_f("y_scale", 0.25f), attr_s("activation", "Relu")}, onnx::TensorProto::FLOAT,
+       {U8, I8, F, I32, F}, U8},
+      {"NhwcQConv", {V{1, 8, 8, 3}, V{4, 3, 3, 3}, V{1}}, {"X", "W", "WScale"}, 1, V{1, 8, 8, 4},
+       {attr_ints("pads", {1, 1, 1, 1}), attr_f("x_scale", 0.5f), attr_f("y_scale", 0.25f)}, onnx::TensorProto::FLOAT,
+       {U8, I8, F}, U8},
+      // transB: B is N x K = 6 x 5
+      {"QMatMul", {V{2, 3, 5}, V{6, 5}, V{6}}, {"A", "B", "BScale"}, 1, V{2, 3, 6},
+       {attr_i("transB", 1), attr_f("x_scale", 0.5f), attr_f("y_scale", 0.25f)}, onnx::TensorProto::FLOAT,
+       {U8, I8, F}, U8},
+      {"QMatMulFloat", {V{4, 5}, V{5, 7}, V{1}, V{7}}, {"A", "B", "BScale", "", "Bias"}, 1, V{4, 7},
+       {attr_f("x_scale", 0.5f)}, onnx::TensorProto::FLOAT, {U8, I8, F, F}, F},
+      {"QAdd", {V{2, 1, 5}, V{3, 5}}, {"A", "B"}, 1, V{2, 3, 5},
+       {attr_f("a_scale", 0.5f), attr_f("b_scale", 0.25f), attr_f("y_scale", 1.0f)}, onnx::TensorProto::FLOAT,
+       {U8, U8}, U8},
+      {"QMul", {V{4, 5}, V{5}}, {"A", "B"}, 1, V{4, 5},
+       {attr_f("a_scale", 0.5f), attr_f("b_scale", 0.25f), attr_f("y_scale", 1.0f)}, onnx::TensorProto::FLOAT,
+       {I8, I8}, I8},
+      {"QLookup", {V{2, 7}, V{256}}, {"X", "Table"}, 1, V{2, 7}, {}, onnx::TensorProto::FLOAT, {U8, I8}, I8},
   };
 }
 
@@ -130,9 +156,12 @@ inline onnx::ModelProto fused_model(const FusedCase& c) {
   n->set_domain("fusor");
   n->set_doc_string("made by a test");
   for (const auto& a : c.attrs) *n->add_attribute() = a;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    std::vector<DimSpec> dims(c.inputs[i].begin(), c.inputs[i].end());
-    const int elem = (c.op == "Attention" || c.op == "MultiHeadAttention") && i == 3 ? c.mask_elem : onnx::TensorProto::FLOAT;
+  for (size_t i = 0, shape = 0; i < c.input_names.size(); ++i) {
+    if (c.input_names[i].empty()) continue;  // an absent optional input
+    std::vector<DimSpec> dims(c.inputs[shape].begin(), c.inputs[shape].end());
+    ++shape;
+    int elem = (c.op == "Attention" || c.op == "MultiHeadAttention") && i == 3 ? c.mask_elem : onnx::TensorProto::FLOAT;
+    if (!c.elems.empty()) elem = c.elems[shape - 1];
     add_vi(g->mutable_input(), c.input_names[i], elem, dims);
   }
   // Outputs declared with symbolic dims only (the checker wants a shape field): inference fills them.
@@ -142,7 +171,7 @@ inline onnx::ModelProto fused_model(const FusedCase& c) {
     name += std::to_string(d);  // (not "out_d" + ...: GCC 12 warns falsely, -Wrestrict)
     unknown.push_back(name);
   }
-  for (const auto& y : outs) add_vi(g->mutable_output(), y, onnx::TensorProto::FLOAT, unknown);
+  for (const auto& y : outs) add_vi(g->mutable_output(), y, c.out_elem, unknown);
   return m;
 }
 

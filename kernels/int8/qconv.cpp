@@ -1,0 +1,222 @@
+#include "kernels/int8/qconv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/util/error.h"
+#include "kernels/int8/qdepthwise.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor::int8 {
+
+namespace {
+
+int32_t quantize_bound(float v, const QParam& q, int32_t lo, int32_t hi) {
+  if (v <= -1.0e38f) return lo;
+  if (v >= 1.0e38f) return hi;
+  const double r = std::nearbyint(static_cast<double>(v) / q.scale) + q.zero_point;
+  return static_cast<int32_t>(std::clamp<double>(r, lo, hi));
+}
+
+}  // namespace
+
+QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, const float* w_scale,
+                           int64_t w_scale_n, const int32_t* w_zero, int64_t w_zero_n, const int32_t* bias,
+                           const float* bias_scale, int64_t bias_scale_n, Int8Isa isa)
+    : spec_(spec), isa_(isa) {
+  const int64_t OC = spec.out_c, Cg = spec.in_c_per_group, taps = spec.k_h * spec.k_w, G = spec.group;
+  const int64_t OCg = OC / G, K = Cg * taps;
+  depthwise_ = G > 1 && Cg == 1 && OCg == 1;
+  const int32_t tmin = spec.signed_act ? -128 : 0, tmax = spec.signed_act ? 127 : 255;
+  x_zero_u8_ = spec.x.zero_point + (spec.signed_act ? 128 : 0);
+  auto wv = [&](int64_t oc, int64_t c, int64_t t) -> int32_t {
+    const int64_t i = (oc * Cg + c) * taps + t;
+    return w_signed ? static_cast<const int8_t*>(w)[i] : static_cast<const uint8_t*>(w)[i];
+  };
+  auto wz = [&](int64_t oc) -> int32_t { return w_zero ? w_zero[w_zero_n == 1 ? 0 : oc] : 0; };
+  auto ws = [&](int64_t oc) { return w_scale[w_scale_n == 1 ? 0 : oc]; };
+
+  col_offset_.assign(static_cast<size_t>(OC), 0);
+  col_bzero_.assign(static_cast<size_t>(OC), 0);
+  mult_.assign(static_cast<size_t>(OC), 0.0f);
+  add_.assign(static_cast<size_t>(OC), 0.0f);
+  // The conv's own output quantization: y, or the intermediate one with a residual.
+  const QParam& out = spec.residual ? spec.conv : spec.y;
+  for (int64_t oc = 0; oc < OC; ++oc) {
+    const float real_scale = spec.x.scale * ws(oc);  // of the integer accumulator
+    mult_[oc] = real_scale / out.scale;
+    add_[oc] = static_cast<float>(out.zero_point);
+    if (bias) {
+      const float bs = bias_scale[bias_scale_n == 1 ? 0 : oc];
+      if (bs == real_scale) {
+        col_offset_[oc] += bias[oc];  // the quantize_static form: exact in the integer domain
+      } else {
+        add_[oc] += static_cast<float>(bias[oc]) * bs / out.scale;
+      }
+    }
+  }
+
+  if (depthwise_) {
+    // [tap][channel] int32 weights with their zero points subtracted:
+    // sum_t (x - xz)(w - wz) = sum_t x (w - wz) - xz sum_t (w - wz).
+    dw_stride_ = (OC + 15) / 16 * 16;
+    dw_weights_.assign(static_cast<size_t>(taps * dw_stride_), 0);
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      int32_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int32_t v = wv(oc, 0, t) - wz(oc);
+        dw_weights_[static_cast<size_t>(t * dw_stride_ + oc)] = v;
+        sum += v;
+      }
+      col_offset_[oc] -= spec.x.zero_point * sum;
+    }
+  } else {
+    // B[k][n] for k = (kh * kw_size + kw) * Cg + c, n = output channel in the group.
+    std::vector<uint8_t> b(static_cast<size_t>(K * OCg));
+    for (int64_t g = 0; g < G; ++g) {
+      for (int64_t n = 0; n < OCg; ++n)
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t t = 0; t < taps; ++t) b[static_cast<size_t>((t * Cg + c) * OCg + n)] = static_cast<uint8_t>(wv(g * OCg + n, c, t));
+      packed_.emplace_back(b.data(), w_signed, K, OCg, OCg, false, isa);
+      const QPackedB& pb = packed_.back();
+      for (int64_t n = 0; n < OCg; ++n) {
+        const int64_t oc = g * OCg + n;
+        const int32_t bz = wz(oc) - pb.shift();  // the stored weights' zero point
+        col_bzero_[oc] = bz;
+        need_row_sums_ = need_row_sums_ || bz != 0;
+        col_offset_[oc] += -x_zero_u8_ * pb.col_sums()[n] + static_cast<int32_t>(K) * x_zero_u8_ * bz;
+      }
+    }
+  }
+
+  QEpilogue& e = epilogue_;
+  e.out = spec.signed_act ? QEpilogue::Out::S8 : QEpilogue::Out::U8;
+  e.col_offset = col_offset_.data();
+  e.mult = mult_.data();
+  e.add = add_.data();
+  e.qmin = quantize_bound(spec.act_lo, spec.y, tmin, tmax);
+  e.qmax = quantize_bound(spec.act_hi, spec.y, tmin, tmax);
+  if (e.qmin > e.qmax) e.qmin = e.qmax;
+  e.cmin = tmin;
+  e.cmax = tmax;
+  if (spec.residual) {
+    // y = round((t - cz) * cs / ys + (z - zz) * zs / ys) + yz, t the conv's quantized output.
+    e.res_t = spec.conv.scale / spec.y.scale;
+    e.res_z = spec.z.scale / spec.y.scale;
+    e.res_c = static_cast<float>(spec.y.zero_point) - static_cast<float>(spec.conv.zero_point) * e.res_t -
+              static_cast<float>(spec.z.zero_point) * e.res_z;
+  }
+}
+
+void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
+                       const std::function<void*(size_t)>& scratch) const {
+  if (depthwise_) {
+    run_depthwise(s, x, z, y, pool);
+  } else {
+    run_gemm(s, x, z, y, pool, scratch);
+  }
+}
+
+void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y,
+                                 ThreadPool* pool) const {
+  QDepthwiseArgs a;
+  a.s = &s;
+  a.x = x;
+  a.z = z;
+  a.y = y;
+  a.weights = dw_weights_.data();
+  a.w_stride = dw_stride_;
+  a.x_zero = spec_.x.zero_point;
+  a.signed_act = spec_.signed_act;
+  a.ep = epilogue_;
+  if (z) {
+    a.ep.residual = z;
+    a.ep.residual_ld = s.out_c;  // a pixel is a row of the epilogue
+  }
+  const int64_t rows = s.batch * s.out_h;
+  auto fn = isa_ == Int8Isa::Avx512Vnni ? qdepthwise_avx512 : qdepthwise_scalar;
+  auto body = [&](int64_t r0, int64_t r1) { fn(a, r0, r1); };
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.out_w * s.out_c * s.k_h * s.k_w));
+  if (pool && rows > 1) {
+    pool->parallel_for(rows, body, grain);
+  } else {
+    body(0, rows);
+  }
+}
+
+void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
+                            const std::function<void*(size_t)>& scratch) const {
+  const int64_t G = s.group, Cg = s.in_c / G, OCg = s.out_c / G, OC = s.out_c, C = s.in_c;
+  const int64_t M = s.batch * s.out_h * s.out_w;
+  QEpilogue ep = epilogue_;
+  if (z) {
+    ep.residual = z;
+    ep.residual_ld = OC;
+  }
+  const bool direct = G == 1 && s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
+                      s.pad_l == 0 && s.pad_b == 0 && s.pad_r == 0 && C % 4 == 0 && !spec_.signed_act &&
+                      !need_row_sums_;
+  if (direct) {
+    qgemm(packed_[0], x, C, M, y, OC, ep, pool);
+    return;
+  }
+  const int64_t kp = packed_[0].kp(), K = packed_[0].k();
+  const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
+  const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
+  // Rows per block: the im2col block about 64 KB, a multiple of every kernel's row tile.
+  const int64_t rb = std::clamp<int64_t>((65536 / std::max<int64_t>(kp, 1)) / 48 * 48, 48, 480);
+  const int64_t blocks = (M + rb - 1) / rb;
+  const int nt = pool ? std::max(1, std::min<int>(pool->num_threads(), static_cast<int>(blocks))) : 1;
+  const size_t col_bytes = (static_cast<size_t>(rb * kp) + 63) / 64 * 64;
+  const size_t slot = col_bytes + (need_row_sums_ ? (static_cast<size_t>(rb) * 4 + 63) / 64 * 64 : 0);
+  uint8_t* buf = static_cast<uint8_t*>(scratch(slot * static_cast<size_t>(nt)));
+  auto work = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      uint8_t* col = buf + static_cast<size_t>(t) * slot;
+      int32_t* rsum = reinterpret_cast<int32_t*>(col + col_bytes);
+      for (int64_t blk = t; blk < blocks; blk += nt) {
+        const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
+        for (int64_t g = 0; g < G; ++g) {
+          // im2col rows m0 .. m0 + m - 1 of group g.
+          for (int64_t i = 0; i < m; ++i) {
+            const int64_t row = m0 + i;
+            const int64_t ow = row % s.out_w, oh = (row / s.out_w) % s.out_h, n = row / (s.out_w * s.out_h);
+            uint8_t* dst = col + i * kp;
+            for (int64_t kh = 0; kh < s.k_h; ++kh) {
+              const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
+              for (int64_t kw = 0; kw < s.k_w; ++kw, dst += Cg) {
+                const int64_t iw = ow * s.stride_w - s.pad_l + kw * s.dil_w;
+                if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) {
+                  std::memset(dst, pad, static_cast<size_t>(Cg));
+                  continue;
+                }
+                const uint8_t* src = x + ((n * s.in_h + ih) * s.in_w + iw) * C + g * Cg;
+                if (flip) {
+                  for (int64_t c = 0; c < Cg; ++c) dst[c] = src[c] ^ flip;
+                } else {
+                  std::memcpy(dst, src, static_cast<size_t>(Cg));
+                }
+              }
+            }
+            std::memset(col + i * kp + K, 0, static_cast<size_t>(kp - K));
+          }
+          QEpilogue e = ep.offset(m0, g * OCg);
+          if (need_row_sums_) {
+            qgemm_row_sums(col, kp, m, K, rsum);
+            e.row_sums = rsum;
+            e.col_bzero = col_bzero_.data() + g * OCg;
+          }
+          qgemm_rows(packed_[g], col, kp, m, y + m0 * OC + g * OCg, OC, e);
+        }
+      }
+    }
+  };
+  if (pool && nt > 1) {
+    pool->parallel_for(nt, work, 1);
+  } else {
+    work(0, 1);
+  }
+}
+
+}  // namespace fusor::int8

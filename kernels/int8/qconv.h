@@ -1,0 +1,80 @@
+// int8 2-D convolution on NHWC data (fusor.NhwcQConv; fusor.QConv runs it between transposes):
+// uint8/int8 activations, 8-bit weights prepacked at kernel creation with their zero-point and
+// bias terms folded into per-channel constants, requantized (or residual-added) in the epilogue.
+//
+// Paths: depthwise (group == C == OC): a direct loop over output pixels, vectorized over channels
+// (AVX-512: vpmulld on widened bytes; scalar otherwise). Everything else on the int8 GEMM core
+// (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
+// unpadded conv reads X in place (C % 4 == 0); otherwise rows of im2col (kh, kw, c order, padded
+// taps filled with X's zero point so they contribute nothing) are built per block of rows in
+// scratch, one group at a time.
+//
+// Activations of int8 type are handled by flipping their sign bit into uint8 (zero point + 128)
+// on the way in and out of the core; the kernels themselves see uint8 only.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/int8/qgemm.h"
+
+namespace fusor {
+
+class ThreadPool;
+
+namespace int8 {
+
+// Per-tensor quantization of an activation.
+struct QParam {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+
+// Everything about one quantized conv that does not depend on the input's spatial size.
+struct QConvSpec {
+  int64_t out_c = 0, in_c_per_group = 0, k_h = 1, k_w = 1, group = 1;
+  bool signed_act = false;   // int8 activations (else uint8)
+  QParam x, y;
+  bool residual = false;     // Z present: conv output quantized at `conv`, Z at `z`, sum at `y`
+  QParam conv, z;
+  float act_lo = -3.0e38f, act_hi = 3.0e38f;  // the clamp of the activation, in real values
+};
+
+// The weights and per-channel constants, prepared once.
+class QConvWeights {
+ public:
+  QConvWeights() = default;
+  // w: OC x Cg x kh x kw bytes (int8, or uint8 when !w_signed); w_scale: 1 or OC values;
+  // w_zero: null or 1 or OC values; bias: null or OC int32 values with bias_scale (1 or OC values).
+  QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, const float* w_scale, int64_t w_scale_n,
+               const int32_t* w_zero, int64_t w_zero_n, const int32_t* bias, const float* bias_scale,
+               int64_t bias_scale_n, Int8Isa isa);
+
+  const QConvSpec& spec() const { return spec_; }
+  bool depthwise() const { return depthwise_; }
+
+  // y (NHWC, output type of spec) from x (NHWC); z: the residual, shaped like y, or null.
+  void run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
+           const std::function<void*(size_t)>& scratch) const;
+
+ private:
+  void run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
+                const std::function<void*(size_t)>& scratch) const;
+  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool) const;
+
+  QConvSpec spec_;
+  bool depthwise_ = false;
+  Int8Isa isa_ = Int8Isa::Scalar;
+  int32_t x_zero_u8_ = 0;                  // X's zero point as the kernels see it (uint8 domain)
+  std::vector<QPackedB> packed_;           // per group, K = kh * kw * Cg, N = OC / group
+  std::vector<int32_t> col_offset_, col_bzero_;  // per output channel
+  std::vector<float> mult_, add_;
+  bool need_row_sums_ = false;
+  std::vector<int32_t> dw_weights_;        // depthwise: [tap][C rounded to 16], zero point removed
+  int64_t dw_stride_ = 0;
+  QEpilogue epilogue_;                     // the per-channel arrays above, plus clamps and residual factors
+};
+
+}  // namespace int8
+}  // namespace fusor

@@ -1,0 +1,70 @@
+#include <string>
+
+#include "core/util/error.h"
+#include "kernels/fused/activation.h"
+#include "kernels/int8/qops.h"
+#include "kernels/thread_pool.h"
+
+namespace fusor::int8 {
+namespace {
+
+QParam param(const Node& n, const char* scale, const char* zero, bool required) {
+  QParam q;
+  if (required && !n.attr(scale)) throw_bad_input(n.describe() + ": attribute '" + std::string(scale) + "' is required");
+  q.scale = n.attr_float(scale, 1.0f);
+  q.zero_point = static_cast<int32_t>(n.attr_int(zero, 0));
+  if (!(q.scale > 0.0f) || !std::isfinite(q.scale))
+    throw_bad_input(n.describe() + ": " + scale + " must be positive and finite, got " + std::to_string(q.scale));
+  return q;
+}
+
+}  // namespace
+
+void activation_clamp(const Node& n, float& lo, float& hi) {
+  const ActivationSpec a = fused::activation_of(n);
+  lo = -3.0e38f;
+  hi = 3.0e38f;
+  switch (a.kind) {
+    case Activation::None: return;
+    case Activation::Relu: lo = 0.0f; return;
+    case Activation::Clip: lo = a.alpha; hi = a.beta; return;
+    default: break;
+  }
+  throw_bad_input(n.describe() + ": activation '" + activation_name(a.kind) + "' is not a clamp (\"\", Relu or Clip)");
+}
+
+QConvSpec qconv_params(const Node& n) {
+  QConvSpec s;
+  s.x = param(n, "x_scale", "x_zero_point", true);
+  s.y = param(n, "y_scale", "y_zero_point", true);
+  s.residual = n.attr_float("conv_scale", 0.0f) != 0.0f;
+  if (s.residual) {
+    s.conv = param(n, "conv_scale", "conv_zero_point", true);
+    s.z = param(n, "z_scale", "z_zero_point", false);
+  }
+  activation_clamp(n, s.act_lo, s.act_hi);
+  return s;
+}
+
+QBinaryParams qbinary_params(const Node& n) {
+  QBinaryParams p;
+  p.a = param(n, "a_scale", "a_zero_point", true);
+  p.b = param(n, "b_scale", "b_zero_point", true);
+  p.y = param(n, "y_scale", "y_zero_point", true);
+  activation_clamp(n, p.act_lo, p.act_hi);
+  return p;
+}
+
+void qlookup(const uint8_t* x, bool x_signed, const uint8_t* table, uint8_t* y, int64_t n, ThreadPool* pool) {
+  const uint8_t flip = x_signed ? 0x80 : 0x00;
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = table[x[i] ^ flip];
+  };
+  if (pool && n >= (1 << 16)) {
+    pool->parallel_for(n, body, 1 << 15);
+  } else {
+    body(0, n);
+  }
+}
+
+}  // namespace fusor::int8
