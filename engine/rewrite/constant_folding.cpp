@@ -79,12 +79,43 @@ void replace_with_constants(Graph& g, NodeId id, std::vector<Tensor>& results, s
   }
 }
 
+// A DequantizeLinear of a constant that belongs to a QDQ group: read by a Conv, ConvTranspose,
+// MatMul, Gemm or Gather (weights, embedding tables) whose other operand is dequantized too, or
+// by an op whose result is quantized again. Folded, the weight would be float before the
+// quantized-op rules see it (and 4x larger in a saved model); it stays for them, as in ONNX
+// Runtime. A DequantizeLinear feeding float math only (a weight-only quantized model) is still
+// folded.
+bool feeds_qdq_group(const Graph& g, const Node& n) {
+  const OpType& kDq = op::DequantizeLinear;
+  const OpType& kQ = op::QuantizeLinear;
+  const OpType* kWeighted[] = {&op::Conv, &op::ConvTranspose, &op::MatMul, &op::Gemm, &op::Gather};
+  if (n.op != kDq || n.outputs.empty() || n.outputs[0] == kNoValue) return false;
+  const ValueId self = n.outputs[0];
+  auto dequantized = [&](ValueId v) {
+    const NodeId p = v == kNoValue ? kNoNode : g.value(v).producer;
+    return p != kNoNode && g.node(p).op == kDq;
+  };
+  for (const Use& u : g.value(self).uses) {
+    const Node& c = g.node(u.node);
+    if (c.op == kQ) continue;
+    for (const OpType* w : kWeighted)
+      if (c.op == *w)
+        for (ValueId in : c.inputs)
+          if (in != self && dequantized(in)) return true;
+    for (ValueId o : c.outputs)
+      if (o != kNoValue)
+        for (const Use& cu : g.value(o).uses)
+          if (g.node(cu.node).op == kQ) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool constant_folding_pass(Graph& g, NodeId id, const FoldOptions& opts, std::vector<NodeId>& touched) {
   const Node& n = g.node(id);
   if (!n.op.domain().empty() && n.op.domain() != kFusorDomain) return false;
-  if (!op_traits(n.op).deterministic || !g.subgraphs(id).empty()) return false;
+  if (!op_traits(n.op).deterministic || !g.subgraphs(id).empty() || feeds_qdq_group(g, n)) return false;
   if (n.op == op::Constant) {
     if (n.outputs.size() != 1 || n.outputs[0] == kNoValue) return false;
     TensorPtr t = constant_of(g, n.outputs[0]);
