@@ -18,9 +18,16 @@ Options:
   --rounds R         alternations (default 3)
   --check            agreement with ORT instead of timing (compare_ort.py --check per model;
                      --rtol default 1e-4 at disabled, 1e-3 otherwise)
+  --steps K, --seeds N   with --check: quantized outputs within K steps of their scale, on N seeded
+                     inputs (compare_ort.py --steps, --seeds)
   --json FILE        also write every row as JSON lines to FILE
   --fusor BIN        (default build/bin/fusor)
-  --list             print the set with its shapes and exit
+  --int8             add the int8 QDQ set (INT8 below) to the models run by default
+  --list             print the set (and the int8 set) with its shapes and exit
+
+The int8 set (resnet18_qdq, mobilenet_v2_qdq, bert_like_qdq_s128) is the QDQ form ORT's
+quantize_static writes of those models, made by scripts/make_qdq_models.py into $FUSOR_QDQ_MODELS
+(default ~/.cache/fusor/qdq) when missing; name them, or pass --int8, to run them.
 """
 import json
 import math
@@ -55,8 +62,14 @@ SET = {
     "paddleocr_rec": ["--shape", "x=1x3x48x320"],
     "paddleocr_cls": ["--shape", "x=1x3x48x192"],
 }
+# Statically quantized (QDQ, uint8 activations, per-channel int8 weights) forms of some of SET.
+INT8 = {
+    "resnet18_qdq": ["--dim", "N=1"],
+    "mobilenet_v2_qdq": ["--dim", "N=1"],
+    "bert_like_qdq_s128": ["--dim", "N=1", "--dim", "S=128"],
+}
 # Several rows can share one exported file.
-FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like"}
+FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like", "bert_like_qdq_s128": "bert_like_qdq"}
 
 
 def model_path(name):
@@ -69,6 +82,14 @@ def model_path(name):
                 return os.path.join(assets, f)
         co.die("no PaddleOCR %s model in %s" % (kind, assets))
     stem = FILE.get(name, name)
+    if name in INT8:
+        base = stem[:-len("_qdq")]
+        d = os.environ.get("FUSOR_QDQ_MODELS") or os.path.expanduser("~/.cache/fusor/qdq")
+        p = os.path.join(d, base + ".onnx")
+        if not os.path.exists(p):
+            subprocess.run(["/usr/bin/python3", os.path.join(co.REPO, "scripts", "make_qdq_models.py"), base],
+                           check=True)
+        return p
     d = os.environ.get("FUSOR_MODELS") or os.path.expanduser("~/.cache/fusor/models")
     p = os.path.join(d, stem + ".onnx")
     if not os.path.exists(p):
@@ -85,7 +106,8 @@ def main(argv):
     opts = {"fusor": os.path.join(co.REPO, "build", "bin", "fusor"), "level": "all", "threads": [1, 2],
             "runs": 10, "warmup": 2, "rounds": 3, "dims": [], "rtol": None, "atol": 1e-5, "json": False,
             "check": False, "provider": None}
-    json_file, models, i = None, [], 0
+    json_file, models, i, int8 = None, [], 0, False
+    known = dict(SET, **INT8)
     while i < len(argv):
         a = argv[i]
         val = lambda: argv[i + 1] if i + 1 < len(argv) else co.die(a + " needs a value")
@@ -95,7 +117,10 @@ def main(argv):
         elif a == "--list":
             for n, f in SET.items():
                 print("%-20s %s" % (n, " ".join(f)))
+            for n, f in INT8.items():
+                print("%-20s %s  (int8: named or --int8)" % (n, " ".join(f)))
             return 0
+        elif a == "--int8": int8 = True
         elif a == "--fusor": opts["fusor"] = val(); i += 1
         elif a == "--level": opts["level"] = val(); i += 1
         elif a == "--provider": opts["provider"] = val(); i += 1
@@ -105,12 +130,14 @@ def main(argv):
         elif a == "--rounds": opts["rounds"] = int(val()); i += 1
         elif a == "--rtol": opts["rtol"] = float(val()); i += 1
         elif a == "--check": opts["check"] = True
+        elif a == "--steps": opts["steps"] = float(val()); i += 1
+        elif a == "--seeds": opts["seeds"] = int(val()); i += 1
         elif a == "--json": json_file = val(); i += 1
         elif a.startswith("-"): co.die("unknown option " + a)
-        elif a not in SET: co.die("unknown model %s (known: %s)" % (a, ", ".join(SET)))
+        elif a not in known: co.die("unknown model %s (known: %s)" % (a, ", ".join(known)))
         else: models.append(a)
         i += 1
-    models = models or list(SET)
+    models = models or list(SET) + (list(INT8) if int8 else [])
     if opts["rtol"] is None:
         opts["rtol"] = 1e-4 if opts["level"] == "disabled" else 1e-3
     if not os.path.exists(opts["fusor"]):
@@ -123,7 +150,7 @@ def main(argv):
     if opts["check"]:
         bad = []
         for m in models:
-            opts["dims"] = SET[m]
+            opts["dims"] = known[m]
             if not co.check(opts, m, model_path(m)):
                 bad.append(m)
         print("agreement at %s: %d of %d models pass%s" % (opts["level"], len(models) - len(bad), len(models),
@@ -132,7 +159,7 @@ def main(argv):
 
     rows = []
     for m in models:
-        opts["dims"] = SET[m]
+        opts["dims"] = known[m]
         for r in co.timing(opts, m, model_path(m)):
             rows.append(r)
             if out:

@@ -24,6 +24,11 @@ Options:
   --rounds R         alternations per configuration (default 2)
   --dim NAME=V, --shape IN=AxB  passed to both (repeatable; default: per known model, else --dim N=1)
   --rtol R           --check tolerance (default 1e-4); --atol A (default 1e-5)
+  --steps K          --check for quantized models: each output made by a DequantizeLinear must be
+                     within K steps of its scale of ORT's (|fusor - ORT| / scale <= K), and a 2-D
+                     output (a classifier's) must have the same top-1 per row; prints the worst step
+                     count. Outputs not made by a DequantizeLinear are compared at --rtol/--atol.
+  --seeds N          --check on N seeded random inputs (ORT's --seed 1..N; default 1)
   --json             one JSON line per measurement instead of the table
 """
 import glob
@@ -169,12 +174,71 @@ def timing(opts, name, path):
 
 
 def check(opts, name, path):
+    ok = True
+    for seed in range(1, opts.get("seeds", 1) + 1):
+        ok = check_one(opts, name, path, seed) and ok
+    return ok
+
+
+def output_scales(model):
+    """Graph output name -> the constant scale of the DequantizeLinear that makes it (per tensor)."""
+    from onnx import numpy_helper
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute:
+            inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    made = {o: n for n in model.graph.node for o in n.output}
+    scales = {}
+    for o in model.graph.output:
+        n = made.get(o.name)
+        if n is not None and n.op_type == "DequantizeLinear" and n.input[1] in inits and inits[n.input[1]].size == 1:
+            scales[o.name] = float(inits[n.input[1]].reshape(-1)[0])
+    return scales
+
+
+def compare_steps(model, ref, got, opts):
+    """Worst |fusor - ORT| in steps of each quantized output's scale; top-1 of 2-D outputs."""
+    import numpy as np
+    scales = output_scales(model)
+    ok, lines = True, []
+    for o in model.graph.output:
+        san = "".join(c if c.isalnum() or c in "_.-" else "_" for c in o.name)
+        a = np.load(os.path.join(ref, "out.%s.npy" % san))
+        g = np.load(os.path.join(got, "out.%s.npy" % san)) if os.path.exists(os.path.join(got, "out.%s.npy" % san)) \
+            else None
+        if g is None:
+            cands = glob.glob(os.path.join(got, "*%s*" % san))
+            g = np.load(cands[0]) if cands else None
+        if g is None or g.shape != a.shape:
+            lines.append("%s: missing or shaped %s, ORT %s" % (o.name, None if g is None else g.shape, a.shape))
+            ok = False
+            continue
+        diff = np.abs(a.astype(np.float64) - g.astype(np.float64))
+        if o.name in scales:
+            steps = float(diff.max() / scales[o.name]) if diff.size else 0.0
+            good = steps <= opts["steps"] + 1e-3
+            line = "%s: worst %.2f steps of %g (%d of %d elements differ)" % (
+                o.name, steps, scales[o.name], int((diff > 0).sum()), diff.size)
+        else:
+            good = bool(np.allclose(g, a, rtol=opts["rtol"], atol=opts["atol"]))
+            line = "%s: max abs diff %g (not quantized: rtol %g)" % (o.name, float(diff.max()) if diff.size else 0.0,
+                                                                    opts["rtol"])
+        if a.ndim == 2 and a.shape[1] > 1:
+            same = int((a.argmax(1) == g.argmax(1)).sum())
+            good = good and same == a.shape[0]
+            line += "; top-1 equal in %d of %d rows" % (same, a.shape[0])
+        ok = ok and good
+        lines.append(line)
+    return ok, lines
+
+
+def check_one(opts, name, path, seed):
     import onnx  # Debian's python3-onnx
     dims = dims_for(name, opts)
     work = tempfile.mkdtemp(prefix="fusor-check-")
     ref, got = os.path.join(work, "ort"), os.path.join(work, "fusor")
     cmd = ["node", os.path.join(PEER, "ort_peer.js"), path, "--no-save", "--level", opts["level"], "--threads", "1",
-           "--repeat", "1", "--warmup", "0", "--dump", ref] + dim_flags(dims)
+           "--repeat", "1", "--warmup", "0", "--seed", str(seed), "--dump", ref] + dim_flags(dims)
     r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
     if r.returncode != 0:
         die("ORT failed: " + " ".join(cmd) + "\n" + r.stderr[-2000:])
@@ -192,6 +256,13 @@ def check(opts, name, path):
     if r.returncode != 0:
         print("%-16s FAIL: fusor run exited %d: %s" % (name, r.returncode, r.stderr.strip()[-1000:]), flush=True)
         return False
+    if opts.get("steps") is not None:
+        good, lines = compare_steps(m, ref, got, opts)
+        print("%-16s %s (seed %d, within %g steps, level %s; files in %s)" % (
+            name, "OK  " if good else "FAIL", seed, opts["steps"], opts["level"], work))
+        for line in lines:
+            print("    " + line)
+        return good
     r = subprocess.run(["/usr/bin/python3", os.path.join(PEER, "compare_outputs.py"), ref, got,
                         "--rtol", str(opts["rtol"]), "--atol", str(opts["atol"])], capture_output=True, text=True)
     verdict = "OK  " if r.returncode == 0 else "FAIL"
@@ -221,6 +292,8 @@ def main(argv):
         elif a in ("--dim", "--shape"): opts["dims"] += [a, val()]; i += 1
         elif a == "--rtol": opts["rtol"] = float(val()); i += 1
         elif a == "--atol": opts["atol"] = float(val()); i += 1
+        elif a == "--steps": opts["steps"] = float(val()); i += 1
+        elif a == "--seeds": opts["seeds"] = int(val()); i += 1
         elif a == "--json": opts["json"] = True
         elif a == "--check": opts["check"] = True
         elif a.startswith("-"): die("unknown option " + a)
