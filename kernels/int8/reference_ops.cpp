@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/fused/activation.h"
 #include "kernels/fused/common.h"
