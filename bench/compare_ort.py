@@ -29,6 +29,7 @@ Options:
                      output (a classifier's) must have the same top-1 per row; prints the worst step
                      count. Outputs not made by a DequantizeLinear are compared at --rtol/--atol.
   --seeds N          --check on N seeded random inputs (ORT's --seed 1..N; default 1)
+  --fixed-shapes     no shape flags (a model whose inputs are all fixed, e.g. the QDQ models)
   --json             one JSON line per measurement instead of the table
 """
 import glob
@@ -104,6 +105,8 @@ def resolve(model):
 
 
 def dims_for(name, opts):
+    if opts.get("fixed"):
+        return []
     if opts["dims"]:
         return opts["dims"]
     return DEFAULT_SHAPES.get(name, ["--dim", "N=1"])
@@ -293,6 +296,7 @@ def main(argv):
         elif a == "--rtol": opts["rtol"] = float(val()); i += 1
         elif a == "--atol": opts["atol"] = float(val()); i += 1
         elif a == "--steps": opts["steps"] = float(val()); i += 1
+        elif a == "--fixed-shapes": opts["fixed"] = True
         elif a == "--seeds": opts["seeds"] = int(val()); i += 1
         elif a == "--json": opts["json"] = True
         elif a == "--check": opts["check"] = True
