@@ -2,6 +2,10 @@
 // multiplied by vpmulld; padded taps add x_zero * w, so the folded zero-point term stays exact.
 #include <immintrin.h>
 
+// GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
+// maybe-uninitialized (as kernels/gemm/simd.h says).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <algorithm>
 
 #include "kernels/int8/qdepthwise.h"

@@ -1,6 +1,10 @@
 // AVX-512 loops of kernels/int8/qelementwise.h, 16 elements per step; the tail with masks.
 #include <immintrin.h>
 
+// GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
+// maybe-uninitialized (as kernels/gemm/simd.h says).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <cmath>
 
 #include "kernels/int8/qelementwise.h"

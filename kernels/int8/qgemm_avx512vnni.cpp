@@ -3,6 +3,10 @@
 // Tile shapes keep 24 accumulators (NV 4: 6 rows, 3: 8, 2: 12, 1: 16 accumulators in 16 rows).
 #include <immintrin.h>
 
+// GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
+// maybe-uninitialized (as kernels/gemm/simd.h says).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <algorithm>
 #include <cstring>
 

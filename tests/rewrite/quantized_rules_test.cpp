@@ -10,7 +10,7 @@
 
 #include "dsl/rules.h"
 #include "engine/exec/executor.h"
-#include "engine/rewrite/lower.h"
+#include "dsl/lower.h"
 #include "engine/rewrite/runner.h"
 #include "test_util.h"
 
@@ -24,7 +24,7 @@ std::vector<Rule> quantized_rules() {
   dsl::RuleSet set =
       dsl::load_rules({std::string(FUSOR_SOURCE_DIR) + "/rules/extended/quantized.rules"}, {}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
-  std::vector<Rule> rules = lower_rules(set.select(dsl::Level::Extended, "cpu"), diags);
+  std::vector<Rule> rules = lower_rules(set.select(OptLevel::Extended, "cpu"), diags);
   EXPECT_FALSE(diags.has_errors()) << diags.str();
   return rules;
 }
