@@ -338,6 +338,12 @@ void add_attr(onnx::OpSchema& s, const FusorAttr& a, const std::string& op) {
       case AP::FLOAT: s.Attr(a.name, desc, kind, std::stof(a.default_text)); return;
       case AP::INT: s.Attr(a.name, desc, kind, static_cast<int64_t>(std::stoll(a.default_text))); return;
       case AP::STRING: s.Attr(a.name, desc, kind, a.default_text); return;
+      case AP::FLOATS:  // only the empty list ("floats=")
+        if (a.default_text.empty()) {
+          s.Attr(a.name, desc, kind, std::vector<float>{});
+          return;
+        }
+        break;
       default: break;
     }
   } catch (const std::exception&) {

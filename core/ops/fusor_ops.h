@@ -8,6 +8,7 @@
 //   types           "T=float,float16,double; M=float,bool"
 //   attrs           "group:int=1 kernel_shape:ints strides:ints axis:int! activation:string="
 //                   NAME:KIND[=DEFAULT] or NAME:KIND! for a required attribute;
+//                   ("floats=" defaults to the empty list)
 //                   KIND is float, int, string, floats, ints, strings or tensor.
 //   shape           how the outputs' types follow from the inputs (ONNX shape inference):
 //                   ""           every output like input 0 (elementwise ops, normalizations)
