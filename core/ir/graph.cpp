@@ -45,8 +45,33 @@ std::optional<Shape> ValueType::static_shape() const {
   return s;
 }
 
+ValueType ValueType::sequence(ValueType element) {
+  ValueType v;
+  v.kind = TypeKind::Sequence;
+  v.element = std::make_shared<const ValueType>(std::move(element));
+  return v;
+}
+
+ValueType ValueType::optional(ValueType element) {
+  ValueType v;
+  v.kind = TypeKind::Optional;
+  v.element = std::make_shared<const ValueType>(std::move(element));
+  return v;
+}
+
+bool ValueType::operator==(const ValueType& o) const {
+  if (kind != o.kind || elem != o.elem || has_shape != o.has_shape || dims != o.dims || opaque != o.opaque) return false;
+  if (!element || !o.element) return element == o.element;
+  return *element == *o.element;
+}
+
 std::string ValueType::str() const {
-  if (!is_tensor()) return "non-tensor";
+  switch (kind) {
+    case TypeKind::Sequence: return "seq(" + (element ? element->str() : std::string("?")) + ")";
+    case TypeKind::Optional: return "optional(" + (element ? element->str() : std::string("?")) + ")";
+    case TypeKind::Opaque: return "non-tensor";
+    case TypeKind::Tensor: break;
+  }
   std::string out = dtype_name(elem);
   if (!has_shape) return out + "[?]";
   out += '[';

@@ -44,25 +44,33 @@ struct Dim {
   bool operator==(const Dim& o) const { return value == o.value && param == o.param; }
 };
 
-// A value's type. Tensors have an element type and, when inferred, a shape. Other ONNX types
-// (sequences, maps, optionals) keep their serialized TypeProto in `opaque`.
+// A value's type. Tensors have an element type and, when inferred, a shape. Sequences
+// (sequence(T)) and optionals (optional(T)) hold their contained type in `element` (a tensor or,
+// for an optional, a sequence); fusor runs both (kernels/reference/sequence_ops.cpp). Other ONNX
+// types (maps, sparse tensors, sequences of maps) keep their serialized TypeProto in `opaque`.
+enum class TypeKind : uint8_t { Tensor, Sequence, Optional, Opaque };
+
 struct ValueType {
-  DataType elem = DataType::Undefined;
+  TypeKind kind = TypeKind::Tensor;
+  DataType elem = DataType::Undefined;  // Tensor: its element type
   bool has_shape = false;
   std::vector<Dim> dims;
-  std::string opaque;
+  std::shared_ptr<const ValueType> element;  // Sequence, Optional: the contained type (may be null: unknown)
+  std::string opaque;                        // Opaque: the serialized TypeProto
 
   static ValueType tensor(DataType t) { ValueType v; v.elem = t; return v; }
   static ValueType tensor(DataType t, const Shape& s);
-  bool is_tensor() const { return opaque.empty(); }
+  static ValueType sequence(ValueType element);
+  static ValueType optional(ValueType element);
+  bool is_tensor() const { return kind == TypeKind::Tensor; }
+  bool is_sequence() const { return kind == TypeKind::Sequence; }
+  bool is_optional() const { return kind == TypeKind::Optional; }
   int rank() const { return has_shape ? static_cast<int>(dims.size()) : -1; }
   // The static shape if every dim is known.
   std::optional<Shape> static_shape() const;
-  // "float[1,3,N,224]"; "float[?]" for unknown rank.
+  // "float[1,3,N,224]"; "float[?]" for unknown rank; "seq(float[?])", "optional(seq(int64[3]))".
   std::string str() const;
-  bool operator==(const ValueType& o) const {
-    return elem == o.elem && has_shape == o.has_shape && dims == o.dims && opaque == o.opaque;
-  }
+  bool operator==(const ValueType& o) const;
 };
 
 struct Use {

@@ -145,7 +145,38 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::sequence(DataType elem, std::vector<Tensor> items) {
+  Tensor t;
+  t.kind_ = Kind::Sequence;
+  t.seq_elem_ = elem;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+Tensor Tensor::none() {
+  Tensor t;
+  t.kind_ = Kind::None;
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> kEmpty;
+  return items_ ? *items_ : kEmpty;
+}
+
+std::string Tensor::describe() const {
+  switch (kind_) {
+    case Kind::None: return "none (an empty optional)";
+    case Kind::Sequence:
+      return "sequence of " + std::to_string(items().size()) + " " +
+             (seq_elem_ == DataType::Undefined ? std::string("") : std::string(dtype_name(seq_elem_)) + " ") + "tensors";
+    case Kind::Plain: break;
+  }
+  return std::string("tensor ") + dtype_name(dtype_) + "[" + shape_str(shape_) + "]";
+}
+
 Tensor Tensor::clone() const {
+  if (kind_ != Kind::Plain) return *this;  // immutable: sharing is a copy
   if (dtype_ == DataType::String) return strings(shape_, *strings_);
   Tensor t(dtype_, shape_);
   if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
@@ -185,6 +216,14 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 }
 
 bool Tensor::bit_equal(const Tensor& o) const {
+  if (kind_ != o.kind_) return false;
+  if (kind_ == Kind::Sequence) {
+    if (seq_elem_ != o.seq_elem_ || items().size() != o.items().size()) return false;
+    for (size_t i = 0; i < items().size(); ++i)
+      if (!items()[i].bit_equal(o.items()[i])) return false;
+    return true;
+  }
+  if (kind_ == Kind::None) return true;
   if (dtype_ != o.dtype_ || shape_ != o.shape_) return false;
   if (dtype_ == DataType::String) return *strings_ == *o.strings_;
   return nbytes() == 0 || std::memcmp(raw(), o.raw(), nbytes()) == 0;

@@ -3,6 +3,12 @@
 // Storage is reference counted and never copied implicitly. Initializers are moved out of the
 // parsed protobuf (the raw_data string is swapped into a StringBuffer), external data may be a
 // memory-mapped file, and executor intermediates are views into the session's arena.
+//
+// A Tensor is also the executor's run-time value of the two non-tensor ONNX types fusor runs
+// (core/ir/graph.h TypeKind): a *sequence*, an immutable shared list of tensors that each own
+// their storage (never arena views), and *none*, an empty optional. A present optional is just
+// its content. Both have dtype() Undefined, no shape and no storage, but are defined(); code that
+// handles them asks is_sequence() / is_none(), and everything else sees is_plain() false.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -64,7 +70,21 @@ class Tensor {
     return t;
   }
 
-  bool defined() const { return dtype_ != DataType::Undefined; }
+  // A sequence of `items` whose elements are `elem` (Undefined when not known, e.g. an empty
+  // sequence of undeclared type). The items must own their storage (clone arena views first).
+  static Tensor sequence(DataType elem, std::vector<Tensor> items);
+  // An empty optional.
+  static Tensor none();
+
+  bool defined() const { return dtype_ != DataType::Undefined || kind_ != Kind::Plain; }
+  bool is_plain() const { return kind_ == Kind::Plain; }
+  bool is_sequence() const { return kind_ == Kind::Sequence; }
+  bool is_none() const { return kind_ == Kind::None; }
+  // A sequence's items (empty for anything else) and element type.
+  const std::vector<Tensor>& items() const;
+  DataType sequence_elem() const { return seq_elem_; }
+  // "tensor float[2x3]", "sequence of 3 float tensors", "none" (for messages).
+  std::string describe() const;
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
@@ -90,10 +110,14 @@ class Tensor {
   double as_double(int64_t i) const;
   int64_t as_int64(int64_t i) const;
   std::vector<int64_t> to_int64_vector() const;
-  // Bitwise equality of dtype, shape and bytes.
+  // Bitwise equality of dtype, shape and bytes (of every item, for sequences).
   bool bit_equal(const Tensor& other) const;
 
  private:
+  enum class Kind : uint8_t { Plain, Sequence, None };
+  Kind kind_ = Kind::Plain;
+  DataType seq_elem_ = DataType::Undefined;
+  std::shared_ptr<const std::vector<Tensor>> items_;
   DataType dtype_ = DataType::Undefined;
   Shape shape_;
   std::shared_ptr<Buffer> buffer_;

@@ -6,7 +6,24 @@ namespace fusor {
 ValueType value_type_from_proto(const onnx::TypeProto& tp) {
   ValueType vt;
   if (tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return vt;
+  if (tp.value_case() == onnx::TypeProto::kSequenceType || tp.value_case() == onnx::TypeProto::kOptionalType) {
+    const onnx::TypeProto& inner = tp.value_case() == onnx::TypeProto::kSequenceType ? tp.sequence_type().elem_type()
+                                                                                   : tp.optional_type().elem_type();
+    ValueType el = value_type_from_proto(inner);
+    // sequence(T) and optional(T) of a tensor, or an optional of a sequence of tensors, are
+    // modelled; anything nested deeper (maps, sequences of sequences) stays opaque whole.
+    bool modelled = el.is_tensor() || (tp.value_case() == onnx::TypeProto::kOptionalType && el.is_sequence() &&
+                                       el.element && el.element->is_tensor());
+    bool inner_set = inner.value_case() != onnx::TypeProto::VALUE_NOT_SET;
+    if (modelled || !inner_set) {
+      ValueType c = tp.value_case() == onnx::TypeProto::kSequenceType ? ValueType::sequence(std::move(el))
+                                                                      : ValueType::optional(std::move(el));
+      if (!inner_set) c.element.reset();
+      return c;
+    }
+  }
   if (tp.value_case() != onnx::TypeProto::kTensorType) {
+    vt.kind = TypeKind::Opaque;
     vt.opaque = tp.SerializeAsString();
     return vt;
   }
@@ -25,7 +42,18 @@ ValueType value_type_from_proto(const onnx::TypeProto& tp) {
 }
 
 bool value_type_to_proto(const ValueType& vt, onnx::TypeProto* tp) {
-  if (!vt.opaque.empty()) return tp->ParseFromString(vt.opaque);
+  switch (vt.kind) {
+    case TypeKind::Opaque: return tp->ParseFromString(vt.opaque);
+    case TypeKind::Sequence:
+      if (vt.element) value_type_to_proto(*vt.element, tp->mutable_sequence_type()->mutable_elem_type());
+      else tp->mutable_sequence_type();
+      return true;
+    case TypeKind::Optional:
+      if (vt.element) value_type_to_proto(*vt.element, tp->mutable_optional_type()->mutable_elem_type());
+      else tp->mutable_optional_type();
+      return true;
+    case TypeKind::Tensor: break;
+  }
   if (vt.elem == DataType::Undefined && !vt.has_shape) return false;
   auto* tt = tp->mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(vt.elem));

@@ -1,5 +1,6 @@
 #include "engine/session/model_stats.h"
 #include "core/ops/op_names.h"
+#include "core/onnx/type_proto.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -71,7 +72,7 @@ IoStats io_stats(const Value& v) {
 std::string onnx_type_name(const ValueType& type) {
   if (type.is_tensor()) return tensor_type_name(type.elem);
   onnx::TypeProto proto;
-  if (!proto.ParseFromString(type.opaque)) return "unknown";
+  if (!value_type_to_proto(type, &proto)) return "unknown";
   return type_proto_name(proto);
 }
 

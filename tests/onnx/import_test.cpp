@@ -411,7 +411,7 @@ TEST(Import, UnmodeledFieldsRoundTrip) {
   EXPECT_EQ(saved.graph().input(0).doc_string(), "the input");
 }
 
-TEST(Import, NonTensorTypesStayOpaque) {
+TEST(Import, SequenceTypesAreModelledAndRoundTrip) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   auto* in = g->add_input();
@@ -423,10 +423,52 @@ TEST(Import, NonTensorTypesStayOpaque) {
   auto model = load_proto(m);
   const Value& seq = value_named(*model->graph, "seq");
   EXPECT_FALSE(seq.type.is_tensor());
-  onnx::TypeProto back;
-  ASSERT_TRUE(back.ParseFromString(seq.type.opaque));
-  EXPECT_EQ(back.sequence_type().elem_type().tensor_type().shape().dim(0).dim_param(), "K");
+  ASSERT_TRUE(seq.type.is_sequence());
+  ASSERT_TRUE(seq.type.element);
+  EXPECT_EQ(seq.type.element->dims.at(0).param, "K");
+  EXPECT_EQ(seq.type.str(), "seq(float[K])");
   EXPECT_EQ(value_named(*model->graph, "n").type.str(), "int64[]");
+  onnx::ModelProto saved;
+  ASSERT_TRUE(saved.ParseFromString(serialize_model(*model)));
+  EXPECT_EQ(compare_models(m, saved), "");
+}
+
+TEST(Import, OptionalOfSequenceIsModelled) {
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("opt");
+  set_tensor_type(in->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_sequence_type()
+                      ->mutable_elem_type(),
+                  onnx::TensorProto::INT64, {int64_t{3}});
+  add_vi(g->mutable_output(), "has", onnx::TensorProto::BOOL, {}, false);
+  add_node(g, "OptionalHasElement", {"opt"}, {"has"}, "h");
+  auto model = load_proto(m);
+  const Value& opt = value_named(*model->graph, "opt");
+  ASSERT_TRUE(opt.type.is_optional());
+  EXPECT_EQ(opt.type.str(), "optional(seq(int64[3]))");
+  onnx::ModelProto saved;
+  ASSERT_TRUE(saved.ParseFromString(serialize_model(*model)));
+  EXPECT_EQ(compare_models(m, saved), "");
+}
+
+TEST(Import, MapTypesStayOpaque) {
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("map");
+  auto* mt = in->mutable_type()->mutable_map_type();
+  mt->set_key_type(onnx::TensorProto::INT64);
+  set_tensor_type(mt->mutable_value_type(), onnx::TensorProto::FLOAT, {});
+  add_vi(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {int64_t{2}});
+  add_vi(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {int64_t{2}});
+  add_node(g, "Identity", {"x"}, {"y"}, "id");
+  auto model = load_proto(m);
+  const Value& map = value_named(*model->graph, "map");
+  EXPECT_EQ(map.type.kind, TypeKind::Opaque);
+  onnx::TypeProto back;
+  ASSERT_TRUE(back.ParseFromString(map.type.opaque));
+  EXPECT_EQ(back.map_type().key_type(), onnx::TensorProto::INT64);
   onnx::ModelProto saved;
   ASSERT_TRUE(saved.ParseFromString(serialize_model(*model)));
   EXPECT_EQ(compare_models(m, saved), "");

@@ -183,11 +183,17 @@ TEST(ConvFusions, ResidualAddAndReluFuseIntoOneConv) {
 // With a batch dimension N unknown, z and the Conv's output share the symbol: still fused.
 // With different symbols (they may differ at run time) it is not.
 TEST(ConvFusions, ResidualWithSymbolicBatchComparesSymbolsByName) {
+  auto nchw = [](const std::string& batch) {
+    ValueType t = ValueType::tensor(DataType::Float);
+    t.has_shape = true;
+    t.dims = {Dim::symbol(batch), Dim::known(2), Dim::known(4), Dim::known(4)};
+    return t;
+  };
   for (const char* z_batch : {"N", "M"}) {
     GB b;
-    ValueId x = b.g.add_value("x", ValueType{DataType::Float, true, {Dim::symbol("N"), Dim::known(2), Dim::known(4), Dim::known(4)}, ""});
+    ValueId x = b.g.add_value("x", nchw("N"));
     b.g.add_input(x);
-    ValueId z = b.g.add_value("z", ValueType{DataType::Float, true, {Dim::symbol(z_batch), Dim::known(2), Dim::known(4), Dim::known(4)}, ""});
+    ValueId z = b.g.add_value("z", nchw(z_batch));
     b.g.add_input(z);
     ValueId c = b.node("Conv", {x, b.init("w", filled({2, 2, 1, 1}, 0.f, 1.f))}, "conv");
     b.output(b.node("Add", {c, z}, "add"));
