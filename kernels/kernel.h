@@ -50,10 +50,18 @@ class KernelContext {
   virtual Tensor& output(int i, const Shape& shape, DataType dtype) = 0;
   // Makes output i a view of input `in` with a new shape (Reshape, Squeeze, Identity...), no copy.
   virtual Tensor& output_alias(int i, int in, const Shape& shape) = 0;
+  // Sets output i to a value the kernel made outside the arena: a sequence or none (Tensor's
+  // non-tensor values), or a tensor that owns its storage (an item taken out of a sequence).
+  // Contexts that cannot hold such values (constant folding) refuse with Error(Internal).
+  virtual void set_value(int i, Tensor v) {
+    (void)i;
+    (void)v;
+    throw_internal(where() + ": this context cannot hold sequence or optional values");
+  }
   // Temporary memory valid until compute() returns, 64-byte aligned.
   virtual void* scratch(size_t bytes) = 0;
   virtual ThreadPool& threads() = 0;
-  // Runs a subgraph of this node (If/Loop/Scan). `inputs` are its formal inputs in order;
+  // Runs a subgraph of this node (If/Loop/Scan/SequenceMap). `inputs` are its formal inputs in order;
   // captured outer values are resolved by the executor. Returns its outputs (owned).
   virtual std::vector<Tensor> run_subgraph(const Graph& body, const std::vector<Tensor>& inputs) = 0;
   // "node 'conv1' (Conv)"

@@ -24,6 +24,7 @@ std::vector<Entry> entries() {
   const OpTraits random{.deterministic = false};
   const OpTraits axes13{.lifted = kAxes13};
   const OpTraits axes18{.lifted = kAxes18};
+  const OpTraits seq{.non_tensor_values = true};
   return {
       // Commutative binary ops, and the variadic ones whose inputs form a set.
       {op::Add, commutative},
@@ -75,6 +76,19 @@ std::vector<Entry> entries() {
       {op::ReduceLogSum, axes18},
       {op::ReduceLogSumExp, axes18},
       {op::ReduceSumSquare, axes18},
+      // Sequence and optional ops.
+      {op::SequenceConstruct, seq},
+      {op::SequenceEmpty, seq},
+      {op::SequenceInsert, seq},
+      {op::SequenceAt, seq},
+      {op::SequenceErase, seq},
+      {op::SequenceLength, seq},
+      {op::SplitToSequence, seq},
+      {op::ConcatFromSequence, seq},
+      {op::SequenceMap, seq},
+      {op::Optional, seq},
+      {op::OptionalHasElement, seq},
+      {op::OptionalGetElement, seq},
   };
 }
 

@@ -43,6 +43,9 @@ struct OpTraits {
   // for an absent bound (Clip), not its numeric attributes by name.
   bool bounds_as_params = false;
   std::vector<LiftedInput> lifted = {};
+  // Takes or makes sequence or optional values (core/ir TypeKind), which are never constants:
+  // constant folding leaves it alone, and rules match no node that reads or writes such a value.
+  bool non_tensor_values = false;
 };
 
 // The traits of `op` (the defaults for an op the table does not list). Thread-safe.

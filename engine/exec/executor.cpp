@@ -73,6 +73,7 @@ struct Executor::RunContext {
   void count_alloc() { ++stats->allocs; }
 
   Tensor copy_to_pool(const Tensor& t) {
+    if (!t.is_plain()) return t;  // a sequence (immutable, its items own their storage) or none
     if (t.dtype() == DataType::String) {
       count_alloc();
       return t.clone();
@@ -108,6 +109,7 @@ class NodeContext final : public KernelContext {
   }
   Tensor& output(int i, const Shape& shape, DataType dtype) override;
   Tensor& output_alias(int i, int in, const Shape& shape) override;
+  void set_value(int i, Tensor v) override;
   void* scratch(size_t bytes) override;
   ThreadPool& threads() override;
   std::vector<Tensor> run_subgraph(const Graph& body, const std::vector<Tensor>& inputs) override;
@@ -191,9 +193,25 @@ Tensor& NodeContext::output(int i, const Shape& shape, DataType dtype) {
   return fallback(s, shape, dtype, bytes);
 }
 
+void NodeContext::set_value(int i, Tensor v) {
+  if (i < 0 || i >= num_outputs()) throw_internal(st_.where + ": output index " + std::to_string(i) + " out of range");
+  if (v.is_plain() && v.defined() && v.dtype() != DataType::String && v.buffer() && v.buffer() == ps_.arena)
+    throw_internal(st_.where + ": set_value of a tensor in the arena");
+  int s = st_.outputs[i];
+  if (s < 0) {
+    discard(std::move(v));
+    return;
+  }
+  ps_.values[s] = std::move(v);
+}
+
 Tensor& NodeContext::output_alias(int i, int in, const Shape& shape) {
   const Tensor* src = input(in);
   if (!src) throw_internal(st_.where + ": output_alias of absent input " + std::to_string(in));
+  if (!src->is_plain()) {  // Identity of a sequence or an empty optional: the same value
+    set_value(i, *src);
+    return st_.outputs[i] < 0 ? discarded_.back() : ps_.values[st_.outputs[i]];
+  }
   if (shape_numel(shape) != src->numel())
     throw_bad_input(st_.where + ": cannot view " + shape_str(src->shape()) + " as " + shape_str(shape));
   if (i < 0 || i >= num_outputs()) throw_internal(st_.where + ": output index " + std::to_string(i) + " out of range");
@@ -372,9 +390,31 @@ void Executor::give_back(std::unique_ptr<RunContext> rc) {
 namespace {
 
 std::string declared(const ValueType& t) { return t.str(); }
+void check_input_tensor(const Value& v, const ValueType& ty, const Tensor& t);
 
-void check_input(const Value& v, const Tensor& t) {
-  const ValueType& ty = v.type;
+void check_input(const Value& v, const Tensor& given) {
+  const ValueType* declared_type = &v.type;
+  if (declared_type->is_optional()) {
+    if (given.is_none()) return;
+    if (!declared_type->element) return;
+    declared_type = declared_type->element.get();
+  } else if (given.is_none()) {
+    throw_bad_input("input '" + v.name + "': got an empty optional, but the model declares " + declared(v.type));
+  }
+  if (declared_type->is_sequence()) {
+    if (!given.is_sequence())
+      throw_bad_input("input '" + v.name + "': expected a sequence (" + declared(v.type) + "), got a " + given.describe());
+    const ValueType* el = declared_type->element.get();
+    if (el && el->is_tensor())
+      for (const Tensor& item : given.items()) check_input_tensor(v, *el, item);
+    return;
+  }
+  if (given.is_sequence())
+    throw_bad_input("input '" + v.name + "': got a " + given.describe() + ", but the model declares " + declared(v.type));
+  check_input_tensor(v, *declared_type, given);
+}
+
+void check_input_tensor(const Value& v, const ValueType& ty, const Tensor& t) {
   if (!ty.is_tensor()) return;
   if (ty.elem != DataType::Undefined && t.dtype() != ty.elem)
     throw_bad_input("input '" + v.name + "': expected " + tensor_type_name(ty.elem) + " (" + declared(ty) + "), got " +

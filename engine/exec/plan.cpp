@@ -1,5 +1,6 @@
 #include "engine/exec/plan.h"
 #include "core/ops/op_names.h"
+#include "core/ops/op_traits.h"
 
 #include <algorithm>
 #include <limits>
@@ -33,6 +34,12 @@ TensorPtr constant_node_value(const Node& n) {
   if (a.name == "value_strings" && a.kind == AttrKind::Strings)
     return std::make_shared<Tensor>(Tensor::strings({static_cast<int64_t>(a.strings.size())}, a.strings));
   return nullptr;
+}
+
+// Ops whose kernels take sequence or optional values: the sequence/optional ops and those that
+// pass any value through (Identity, If, Loop).
+bool takes_non_tensor(OpType op) {
+  return op_traits(op).non_tensor_values || op == op::Identity || op == op::If || op == op::Loop;
 }
 
 }  // namespace
@@ -127,6 +134,11 @@ void ExecPlan::build_steps(const std::vector<OpsetImport>& opsets, const ExecOpt
       const Value* val = v == kNoValue ? nullptr : &graph_.value(v);
       st.wanted.push_back(val && (!val->uses.empty() || val->is_graph_output));
     }
+    if (!takes_non_tensor(n.op))
+      for (ValueId v : n.inputs)
+        if (v != kNoValue && !graph_.value(v).type.is_tensor())
+          throw_bad_input(st.where + ": input '" + graph_.value(v).name + "' is a " + graph_.value(v).type.str() +
+                          ", but this op takes tensors only");
     std::string impl = opts.kernel_impl_for ? opts.kernel_impl_for(n) : std::string();
     st.kernel = KernelRegistry::global().create(info, impl.empty() ? std::string_view(opts.kernel_impl) : impl);
     for (Graph* sg : graph_.subgraphs(id))

@@ -115,7 +115,8 @@ bool feeds_qdq_group(const Graph& g, const Node& n) {
 bool constant_folding_pass(Graph& g, NodeId id, const FoldOptions& opts, std::vector<NodeId>& touched) {
   const Node& n = g.node(id);
   if (!n.op.domain().empty() && n.op.domain() != kFusorDomain) return false;
-  if (!op_traits(n.op).deterministic || !g.subgraphs(id).empty() || feeds_qdq_group(g, n)) return false;
+  if (!op_traits(n.op).deterministic || !g.subgraphs(id).empty() || touches_non_tensor(g, id) || feeds_qdq_group(g, n))
+    return false;
   if (n.op == op::Constant) {
     if (n.outputs.size() != 1 || n.outputs[0] == kNoValue) return false;
     TensorPtr t = constant_of(g, n.outputs[0]);
@@ -190,7 +191,7 @@ bool constant_folding_pass(Graph& g, NodeId id, const FoldOptions& opts, std::ve
   size_t out_bytes = 0;
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (n.outputs[i] == kNoValue) continue;
-    if (!ctx.outputs()[i].defined()) return false;
+    if (!ctx.outputs()[i].defined() || !ctx.outputs()[i].is_plain()) return false;
     out_bytes += ctx.outputs()[i].nbytes();
   }
   if (out_bytes > limit) return false;

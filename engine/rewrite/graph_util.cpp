@@ -9,8 +9,19 @@
 #include "core/onnx/fusor_schemas.h"
 #include "kernels/common/half.h"
 #include "core/ops/op_names.h"
+#include "core/ops/op_traits.h"
 
 namespace fusor {
+
+bool touches_non_tensor(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (op_traits(n.op).non_tensor_values) return true;
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && !g.value(v).type.is_tensor()) return true;
+  for (ValueId v : n.outputs)
+    if (v != kNoValue && !g.value(v).type.is_tensor()) return true;
+  return false;
+}
 
 TensorPtr constant_of(const Graph& g, ValueId v) {
   if (v == kNoValue) return nullptr;

@@ -15,6 +15,12 @@ namespace fusor {
 // Null otherwise.
 TensorPtr constant_of(const Graph& g, ValueId v);
 
+// Whether node n reads or writes a sequence or optional value (or any non-tensor type), or its
+// op is one of the sequence/optional ops (op_traits non_tensor_values). Such values are never
+// constants, and no rule knows them: constant folding and the rules leave these nodes alone
+// (dead-code removal and CSE, which only compare and drop nodes, still apply).
+bool touches_non_tensor(const Graph& g, NodeId n);
+
 // Removes g's captures that nothing in g uses any more (a fold inside the subgraph replaced the
 // last reader) and refreshes the implicit inputs of `holder`, the parent's node owning g; a parent
 // initializer left without uses goes too. Returns whether anything was removed.

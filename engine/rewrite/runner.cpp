@@ -239,7 +239,7 @@ class Runner {
     OpType op = g.node(n).op;
     if (op.id() >= by_op_.size()) return;
     const std::vector<int>& candidates = by_op_[op.id()];
-    if (candidates.empty()) return;
+    if (candidates.empty() || touches_non_tensor(g, n)) return;
     operand_ops(g, g.node(n), operand_ops_);  // read once, tested by every candidate's prefilter
     for (size_t ci = 0; ci < candidates.size(); ++ci) {
       int c = candidates[ci];

@@ -332,3 +332,24 @@ TEST(Runner, ObserversSeeEveryChange) {
 
 }  // namespace
 }  // namespace fusor
+
+// Sequence values are never constants: a SequenceConstruct of constants and the SequenceAt of a
+// constant position stay, and so does an Identity of a sequence, which the rule for Identity would
+// otherwise match (rules leave nodes with sequence or optional values alone).
+TEST(Passes, SequenceNodesAreNeitherFoldedNorRewritten) {
+  GB b;
+  ValueId s = b.g.add_value("s", ValueType::sequence(ValueType::tensor(DataType::Float)));
+  b.g.add_node(op("SequenceConstruct"), {b.vec("a", {1, 2}), b.vec("c", {3, 4})}, std::vector<ValueId>{s}, {}, "construct");
+  ValueId s2 = b.g.add_value("s2", ValueType::sequence(ValueType::tensor(DataType::Float)));
+  b.g.add_node(op("Identity"), {s}, std::vector<ValueId>{s2}, {}, "id");
+  ValueId at = b.g.add_value("at", ValueType::tensor(DataType::Float));
+  b.g.add_node(op("SequenceAt"), {s2, b.init("pos", Tensor::scalar<int64_t>(1))}, std::vector<ValueId>{at}, {}, "at");
+  b.output(b.node("Relu", {at}, "relu"));
+  RewriteReport rep = run_rewrites(b.g, {swap_rule("identity_to_neg", "Identity", "Neg")}, {}, 17);
+  b.g.verify();
+  EXPECT_EQ(b.count("SequenceConstruct"), 1);
+  EXPECT_EQ(b.count("SequenceAt"), 1);
+  EXPECT_EQ(b.count("Identity"), 1);
+  EXPECT_EQ(b.count("Neg"), 0);
+  EXPECT_EQ(rep.rules_fired.count("identity_to_neg"), 0u);
+}
