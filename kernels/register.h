@@ -10,6 +10,7 @@ void register_tensor_kernels(KernelRegistry& r);   // shape/layout/indexing ops
 void register_nn_kernels(KernelRegistry& r);       // conv, pool, norm, matmul, softmax
 void register_rnn_kernels(KernelRegistry& r);
 void register_control_flow_kernels(KernelRegistry& r);
+void register_sequence_kernels(KernelRegistry& r);   // sequence and optional ops
 void register_misc_kernels(KernelRegistry& r);     // quantization, einsum, ...
 void register_fused_kernels(KernelRegistry& r);    // the fusor domain
 void register_fast_kernels(KernelRegistry& r);     // GEMM/conv fast paths (priority > reference)

@@ -19,6 +19,7 @@ KernelRegistry& KernelRegistry::global() {
     register_reduction_kernels(*reg);
     register_tensor_kernels(*reg);
     register_control_flow_kernels(*reg);
+    register_sequence_kernels(*reg);
     register_fast_kernels(*reg);
     register_fast_pool_kernels(*reg);
     register_fast_conv_transpose_kernels(*reg);

@@ -91,6 +91,9 @@ Tensor engine_view(const HostTensor& t) {
 }
 
 HostTensor host_tensor(Tensor&& t) {
+  if (!t.is_plain())
+    throw_api(ErrorCode::Fail, "an output that is a " + t.describe() +
+                                   " cannot be returned through the API (it returns tensors; `fusor run` writes sequences)");
   ElementType type = to_element_type(t.dtype());
   if (element_size(type) == 0)
     throw_api(ErrorCode::Fail, std::string("an output of type ") + dtype_name(t.dtype()) +

@@ -23,8 +23,14 @@ bool scalar_true(const Tensor& t, const std::string& where, const char* what) {
   return t.as_double(0) != 0;
 }
 
+// A body's output as the node's output i: tensors are copied into the node's output; sequences
+// and empty optionals (immutable, outside the arena) are handed over as they are.
 void copy_to_output(KernelContext& ctx, int i, const Tensor& src) {
   if (!ctx.output_wanted(i)) return;
+  if (!src.is_plain()) {
+    ctx.set_value(i, src);
+    return;
+  }
   Tensor& out = ctx.output(i, src.shape(), src.dtype());
   if (src.dtype() == DataType::String)
     out.string_data() = src.string_data();

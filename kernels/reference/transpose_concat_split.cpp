@@ -6,6 +6,7 @@
 #include "kernels/common/axes.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/strided_copy.h"
+#include "kernels/reference/concat_split.h"
 #include "kernels/reference/families.h"
 
 namespace fusor {
@@ -23,6 +24,42 @@ void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_
   std::memcpy(static_cast<char*>(dst.raw()) + dst_off * es, static_cast<const char*>(src.raw()) + src_off * es,
               static_cast<size_t>(count) * es);
 }
+
+}  // namespace
+
+Shape concat_shape(const std::vector<const Tensor*>& ins, int64_t axis, const std::string& where) {
+  const Tensor& first = *ins.at(0);
+  Shape out = first.shape();
+  out[axis] = 0;
+  for (const Tensor* t : ins) {
+    bool ok = t->rank() == first.rank() && t->dtype() == first.dtype();
+    for (int d = 0; ok && d < first.rank(); ++d) ok = d == axis || t->dim(d) == first.dim(d);
+    if (!ok)
+      throw_bad_input(where + ": inputs " + shape_str(first.shape()) + " and " + shape_str(t->shape()) +
+                      " do not concatenate on axis " + std::to_string(axis));
+    out[axis] += t->dim(static_cast<int>(axis));
+  }
+  return out;
+}
+
+void concat_into(const std::vector<const Tensor*>& ins, int64_t axis, Tensor& y) {
+  const Shape& out = y.shape();
+  const int64_t outer = dims_product(out, 0, axis), inner = dims_product(out, axis + 1, static_cast<int64_t>(out.size()));
+  int64_t pos = 0;  // offset along the axis
+  for (const Tensor* t : ins) {
+    const int64_t len = t->dim(static_cast<int>(axis));
+    for (int64_t o = 0; o < outer; ++o) copy_elements(*t, o * len * inner, y, (o * out[axis] + pos) * inner, len * inner);
+    pos += len;
+  }
+}
+
+void slice_axis_into(const Tensor& x, int64_t axis, int64_t pos, Tensor& y) {
+  const int64_t len = x.dim(static_cast<int>(axis)), part = y.dim(static_cast<int>(axis));
+  const int64_t outer = dims_product(x.shape(), 0, axis), inner = dims_product(x.shape(), axis + 1, x.rank());
+  for (int64_t o = 0; o < outer; ++o) copy_elements(x, (o * len + pos) * inner, y, o * part * inner, part * inner);
+}
+
+namespace {
 
 class TransposeKernel : public Kernel {
  public:
@@ -62,25 +99,9 @@ class ConcatKernel : public Kernel {
     std::vector<const Tensor*> ins;
     for (int i = 0; i < ctx.num_inputs(); ++i) ins.push_back(&required_input(ctx, i));
     if (ins.empty()) throw_bad_input(w + ": needs at least one input");
-    const Tensor& first = *ins[0];
-    const int64_t axis = normalize_axis(axis_, first.rank(), w);
-    Shape out = first.shape();
-    out[axis] = 0;
-    for (const Tensor* t : ins) {
-      bool ok = t->rank() == first.rank() && t->dtype() == first.dtype();
-      for (int d = 0; ok && d < first.rank(); ++d) ok = d == axis || t->dim(d) == first.dim(d);
-      if (!ok) throw_bad_input(w + ": inputs " + shape_str(first.shape()) + " and " + shape_str(t->shape()) + " do not concatenate on axis " + std::to_string(axis));
-      out[axis] += t->dim(static_cast<int>(axis));
-    }
-    Tensor& y = ctx.output(0, out, first.dtype());
-    const int64_t outer = dims_product(out, 0, axis), inner = dims_product(out, axis + 1, out.size());
-    int64_t pos = 0;  // offset along the axis
-    for (const Tensor* t : ins) {
-      const int64_t len = t->dim(static_cast<int>(axis));
-      for (int64_t o = 0; o < outer; ++o)
-        copy_elements(*t, o * len * inner, y, (o * out[axis] + pos) * inner, len * inner);
-      pos += len;
-    }
+    const int64_t axis = normalize_axis(axis_, ins[0]->rank(), w);
+    Tensor& y = ctx.output(0, concat_shape(ins, axis, w), ins[0]->dtype());
+    concat_into(ins, axis, y);
   }
 
  private:
@@ -109,7 +130,6 @@ class SplitKernel : public Kernel {
     }
     if (static_cast<int>(split.size()) != nout || std::accumulate(split.begin(), split.end(), int64_t(0)) != len)
       throw_bad_input(w + ": split sizes do not match the outputs or the axis length " + std::to_string(len));
-    const int64_t outer = dims_product(x.shape(), 0, axis), inner = dims_product(x.shape(), axis + 1, x.rank());
     int64_t pos = 0;
     for (int i = 0; i < nout; ++i) {
       if (split[i] < 0) throw_bad_input(w + ": negative split size");
@@ -117,8 +137,7 @@ class SplitKernel : public Kernel {
         Shape s = x.shape();
         s[axis] = split[i];
         Tensor& y = ctx.output(i, s, x.dtype());
-        for (int64_t o = 0; o < outer; ++o)
-          copy_elements(x, (o * len + pos) * inner, y, o * split[i] * inner, split[i] * inner);
+        slice_axis_into(x, axis, pos, y);
       }
       pos += split[i];
     }
