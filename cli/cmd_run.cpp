@@ -68,12 +68,19 @@ int run_run(const Args& args) {
   out << "outputs:\n";
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
-    out << "  " << names[i] << "  " << dtype_name(t.dtype()) << "[" << shape_str(t.shape()) << "]" << summary_stats(t);
+    if (t.is_plain())
+      out << "  " << names[i] << "  " << dtype_name(t.dtype()) << "[" << shape_str(t.shape()) << "]" << summary_stats(t);
+    else
+      out << "  " << names[i] << "  " << t.describe();
+    for (const Tensor& item : t.items())
+      out << "\n    " << dtype_name(item.dtype()) << "[" << shape_str(item.shape()) << "]" << summary_stats(item);
     if (out_dir) {
+      if (!t.is_plain() && format != "pb")
+        throw_usage("output '" + names[i] + "' is a " + t.describe() + ", which .npy cannot hold: use --output-format pb");
       std::filesystem::path p = std::filesystem::path(*out_dir) /
                                 (format == "pb" ? "output_" + std::to_string(i) + ".pb" : "out." + sanitize_name(names[i]) + ".npy");
       if (format == "pb")
-        write_tensor_pb(p.string(), t, names[i]);
+        write_value_pb(p.string(), t, names[i]);
       else
         write_tensor_npy(p.string(), t);
       out << "  -> " << p.string();
@@ -95,8 +102,9 @@ Command run_command() {
       "Loads and optimizes MODEL, plans it once and runs it once. Inputs not given with --input are\n"
       "seeded random data of the declared shape (after --dim/--shape); unset symbolic dims are 1, with\n"
       "a warning. With --output-dir, outputs are written as DIR/output_<i>.pb in graph-output order\n"
-      "(the ONNX test-data convention), or with --output-format npy as DIR/out.<name>.npy (as\n"
-      "ort_peer.js --dump does). A summary goes to stdout.";
+      "(the ONNX test-data convention: a sequence output is a SequenceProto, an empty optional an\n"
+      "OptionalProto), or with --output-format npy as DIR/out.<name>.npy (as ort_peer.js --dump\n"
+      "does; tensors only). A summary goes to stdout.";
   c.declare = [](ArgParser& p) {
     p.positional("MODEL", "an .onnx file")
         .option("output-dir", "DIR", "write the outputs into DIR (created if missing)")

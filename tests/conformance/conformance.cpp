@@ -6,7 +6,8 @@
 // Every test lands in exactly one bucket:
 //   passed       every data set matched;
 //   unsupported  a node (subgraphs included) has no kernel at the model's opset, or a graph input
-//                or output is not a tensor (sequences, optionals, maps);
+//                or output has a type fusor does not run (maps, sparse tensors; sequences and
+//                optionals of tensors run, their data read from SequenceProto/OptionalProto files);
 //   invalid      the test's own input data contradicts the model's declared input type (dtype,
 //                rank or a static dim), which a conforming runtime must reject; listed by name;
 //   random       the model draws random numbers (RandomUniform/Normal(Like), Bernoulli,
@@ -18,7 +19,7 @@
 //                pass; printed with its reason on every run;
 //   failed       anything else: a load error, a run-time error, a crash, a timeout, a mismatch.
 // Each test runs in a forked child so that a crashing kernel fails only its own test.
-// Exit status: 1 when any test failed, 0 otherwise.
+// Exit status: 1 when any test failed or fewer than --min-passed tests passed, 0 otherwise.
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -60,6 +61,7 @@ struct Options {
   bool verbose = false;
   int timeout_s = 120;
   int threads = 1;
+  int min_passed = 0;
 };
 
 // Ops without a kernel at the model's opset, from the graph and its subgraphs. Constant nodes the
@@ -88,11 +90,11 @@ bool draws_random(const Graph& g) {
   return false;
 }
 
-bool non_tensor_io(const Graph& g) {
+bool opaque_io(const Graph& g) {
   for (ValueId v : g.inputs())
-    if (!g.value(v).type.is_tensor()) return true;
+    if (g.value(v).type.kind == TypeKind::Opaque) return true;
   for (ValueId v : g.outputs())
-    if (!g.value(v).type.is_tensor()) return true;
+    if (g.value(v).type.kind == TypeKind::Opaque) return true;
   return false;
 }
 
@@ -146,6 +148,20 @@ std::string compare(const Tensor& got, const Tensor& want_in, const Options& o) 
   return os.str();
 }
 
+// compare() for any run-time value: sequences item by item, none only equal to none.
+std::string compare_value(const Tensor& got, const Tensor& want, const Options& o) {
+  if (want.is_none() || got.is_none())
+    return want.is_none() && got.is_none() ? "" : "got " + got.describe() + ", expected " + want.describe();
+  if (want.is_sequence() != got.is_sequence()) return "got " + got.describe() + ", expected " + want.describe();
+  if (!want.is_sequence()) return compare(got, want, o);
+  if (got.items().size() != want.items().size()) return "got " + got.describe() + ", expected " + want.describe();
+  for (size_t i = 0; i < want.items().size(); ++i) {
+    std::string d = compare(got.items()[i], want.items()[i], o);
+    if (!d.empty()) return "sequence item " + std::to_string(i) + ": " + d;
+  }
+  return "";
+}
+
 // The check of a random output (see `random` above): "" when it passes, else what is wrong.
 std::string compare_random(const Tensor& got, const Tensor& want) {
   if (got.dtype() != want.dtype())
@@ -192,7 +208,7 @@ std::string run_test(const fs::path& dir, const Options& o) {
   }
   std::set<std::string> missing;
   missing_ops(*model->graph, *model, o.impl, missing);
-  if (non_tensor_io(*model->graph)) missing.insert("<non-tensor-type>");
+  if (opaque_io(*model->graph)) missing.insert("<non-tensor-type>");
   if (!missing.empty()) {
     std::string s = "UNSUPPORTED";
     for (const auto& op : missing) s += " " + op;
@@ -216,16 +232,20 @@ std::string run_test(const fs::path& dir, const Options& o) {
   for (const auto& set : sets) {
     std::vector<Tensor> inputs, expected;
     try {
-      for (const auto& p : numbered(set, "input_")) inputs.push_back(read_tensor_file(p.string()));
-      // The ONNX test data stores bfloat16 tensors as uint16 bit patterns.
       const auto& req = ex->required_inputs();
+      auto type_of = [&](const std::vector<std::string>& names, size_t k) -> ValueType {
+        ValueId v = k < names.size() ? model->graph->find_value(names[k]) : kNoValue;
+        return v == kNoValue ? ValueType{} : model->graph->value(v).type;
+      };
+      for (const auto& p : numbered(set, "input_")) inputs.push_back(read_value_file(p.string(), type_of(req, inputs.size())));
+      // The ONNX test data stores bfloat16 tensors as uint16 bit patterns.
       for (size_t k = 0; k < inputs.size() && k < req.size(); ++k) {
         ValueId v = model->graph->find_value(req[k]);
         if (v != kNoValue && model->graph->value(v).type.elem == DataType::BFloat16 && inputs[k].dtype() == DataType::UInt16)
           inputs[k] = Tensor(DataType::BFloat16, inputs[k].shape(), inputs[k].buffer(), inputs[k].offset());
         // Data that contradicts the model's own declared input type is a defect of the test,
         // which any conforming runtime rejects: report it in its own bucket.
-        if (v != kNoValue) {
+        if (v != kNoValue && inputs[k].is_plain()) {
           const ValueType& ty = model->graph->value(v).type;
           bool bad = ty.is_tensor() && ty.elem != DataType::Undefined && ty.elem != inputs[k].dtype();
           if (ty.is_tensor() && ty.has_shape) {
@@ -239,7 +259,9 @@ std::string run_test(const fs::path& dir, const Options& o) {
                    ty.str();
         }
       }
-      for (const auto& p : numbered(set, "output_")) expected.push_back(read_tensor_file(p.string()));
+      const auto out_names = ex->output_names();
+      for (const auto& p : numbered(set, "output_"))
+        expected.push_back(read_value_file(p.string(), type_of(out_names, expected.size())));
     } catch (const std::exception& e) {
       return std::string("FAIL reading test data: ") + e.what();
     }
@@ -254,7 +276,7 @@ std::string run_test(const fs::path& dir, const Options& o) {
              std::to_string(expected.size());
     auto names = ex->output_names();
     for (size_t i = 0; i < got.size(); ++i) {
-      std::string d = random ? compare_random(got[i], expected[i]) : compare(got[i], expected[i], o);
+      std::string d = random ? compare_random(got[i], expected[i]) : compare_value(got[i], expected[i], o);
       if (!d.empty())
         return "FAIL " + set.filename().string() + ": output " + std::to_string(i) + " '" + names[i] + "': " + d;
     }
@@ -311,8 +333,9 @@ std::string run_forked(const fs::path& dir, const Options& o) {
 int usage(const char* argv0) {
   std::cerr << "usage: " << argv0
             << " [--dir DIR] [--filter SUBSTR]... [--rtol R] [--atol A] [--impl NAME] [--threads N]\n"
-               "       [--no-fork] [--timeout S] [--verbose]\n"
-               "Runs the ONNX backend node tests; exits 1 if any test whose ops are all supported fails.\n";
+               "       [--no-fork] [--timeout S] [--min-passed N] [--verbose]\n"
+               "Runs the ONNX backend node tests; exits 1 if any test whose ops are all supported fails,\n"
+               "or when fewer than N tests pass.\n";
   return 2;
 }
 
@@ -336,6 +359,7 @@ int main(int argc, char** argv) {
     else if (a == "--impl") o.impl = next();
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--timeout") o.timeout_s = std::stoi(next());
+    else if (a == "--min-passed") o.min_passed = std::stoi(next());
     else if (a == "--no-fork") o.fork_each = false;
     else if (a == "--verbose" || a == "-v") o.verbose = true;
     else if (a == "--help" || a == "-h") return usage(argv[0]), 0;
@@ -398,5 +422,9 @@ int main(int argc, char** argv) {
   if (invalid) std::cout << " / invalid test data " << invalid;
   if (divergent) std::cout << " / divergent " << divergent;
   std::cout << " / total " << tests.size() << "\n";
+  if (passed < o.min_passed) {
+    std::cout << "only " << passed << " tests passed, fewer than --min-passed " << o.min_passed << "\n";
+    return 1;
+  }
   return failed ? 1 : 0;
 }
