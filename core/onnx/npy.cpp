@@ -45,7 +45,7 @@ Tensor parse_npy(std::string bytes, const std::string& path) {
   auto bad = [&](const std::string& m) { throw_bad_input(path + ": not a supported .npy file: " + m); };
   if (!has_npy_magic(bytes) || bytes.size() < 10) bad("missing header");
   int major = static_cast<uint8_t>(bytes[6]);
-  size_t header_len, header_start;
+  size_t header_len = 0, header_start = 0;
   if (major == 1) {
     header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
     header_start = 10;

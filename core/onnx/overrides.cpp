@@ -70,7 +70,9 @@ void apply_overrides(onnx::GraphProto& g, const ShapeOverrides& ov) {
       for (const auto& d : vi.type().tensor_type().shape().dim())
         if (d.has_dim_param()) symbols.insert(d.dim_param());
   }
-  for (const auto& [name, value] : ov.dims) {
+  for (const auto& dim : ov.dims) {
+    const std::string& name = dim.first;  // not a structured binding: the lambda below captures it (clang 14)
+    const auto value = dim.second;
     if (!symbols.count(name))
       throw_usage("--dim " + name + ": no graph input has a dimension named '" + name + "' (symbolic dims: " +
                   join(symbols) + ")");
@@ -108,7 +110,9 @@ void apply_overrides(Graph& g, const ShapeOverrides& ov) {
     for (const Dim& d : val.type.dims)
       if (!d.is_known() && !d.param.empty()) symbols.insert(d.param);
   }
-  for (const auto& [name, value] : ov.dims) {
+  for (const auto& dim : ov.dims) {
+    const std::string& name = dim.first;  // not a structured binding: the lambda below captures it (clang 14)
+    const auto value = dim.second;
     if (!symbols.count(name))
       throw_usage("--dim " + name + ": no graph input has a dimension named '" + name + "' (symbolic dims: " +
                   join(symbols) + ")");

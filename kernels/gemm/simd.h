@@ -12,7 +12,9 @@
 #include <immintrin.h>
 
 // GCC 12 reports its own _mm512_undefined_ps() inside the max/min intrinsics as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no such warning, and warns of the pragma
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <cmath>
 #include <cstdint>
