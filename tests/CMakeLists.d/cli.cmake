@@ -1,5 +1,5 @@
 # Script checks for the CLI area: the shell scripts parse, the Python exporters compile.
-foreach(script tests/session/install_test.sh scripts/setup.sh scripts/demo.sh scripts/test.sh .ci/run bench/load_save.sh)
+foreach(script tests/session/install_test.sh scripts/setup.sh scripts/demo.sh scripts/test.sh scripts/fuzz.sh .ci/run bench/load_save.sh)
   string(REPLACE "/" "_" tname "${script}")
   add_test(NAME cli_syntax_${tname} COMMAND bash -n ${PROJECT_SOURCE_DIR}/${script})
   set_tests_properties(cli_syntax_${tname} PROPERTIES LABELS cli)

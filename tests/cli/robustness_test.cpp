@@ -3,8 +3,8 @@
 // files, external data escaping through a symlink, runs that never end (--timeout), megabyte rule
 // lines, and a crash in the shape-inference child. Every case ends with exit 2 (or 5 for a
 // cancelled run) and a short message naming the node or file, never a crash or a hang.
-// The reproducers live in tests/fuzz/regressions (kept as regression seeds for the libFuzzer
-// targets of issue 21, which are not in the tree yet).
+// The reproducers live in tests/fuzz/regressions, where they are also seeds of the fuzz targets
+// and replayed by them (FuzzReplay_*, tests/fuzz/README.md).
 // Suite names contain "BadInput" so the sanitizer CI job runs them.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
