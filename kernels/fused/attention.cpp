@@ -84,18 +84,9 @@ class FastAttention : public FastFusedKernel {
     Shape score_shape = s.batch_dims;
     score_shape.push_back(s.lq);
     score_shape.push_back(s.lk);
-    bool causal = causal_;
-    if (mask && !causal_mask_shape_.empty() && mask->shape() == causal_mask_shape_ && mask->dim(-2) == s.lq &&
-        mask->dim(-1) == s.lk && broadcasts_to(mask->shape(), score_shape)) {
-      causal = true;  // the constant mask is the causal one: computed, its masked blocks skipped
-      mask = nullptr;
-    }
-    std::vector<int64_t> mask_base;
-    int64_t mask_row = 0, mask_col = 0;
+    AttnMask am;
     if (q.dtype() != DataType::Float || k.dtype() != DataType::Float || v.dtype() != DataType::Float ||
-        k_batch != s.batch_dims || v_batch != s.batch_dims ||
-        (mask && ((mask->dtype() != DataType::Float && mask->dtype() != DataType::Bool) ||
-                  !mask_addressing(mask->shape(), score_shape, mask_base, mask_row, mask_col))))
+        k_batch != s.batch_dims || v_batch != s.batch_dims || !am.bind(mask, score_shape, causal_, causal_mask_shape_))
       return fallback_->compute(ctx);
     Shape out = s.batch_dims;
     out.push_back(s.lq);
@@ -114,15 +105,7 @@ class FastAttention : public FastFusedKernel {
     p.k_dim = transpose_k_ ? s.lk : 1;
     p.y = y.data<float>();
     p.y_batch = s.lq * s.dv, p.y_row = s.dv;
-    if (mask) {
-      if (mask->dtype() == DataType::Float) p.fmask = mask->data<float>();
-      else p.bmask = mask->data<bool>();
-      p.mask_base = mask_base.data();
-      p.mask_row = mask_row, p.mask_col = mask_col;
-    }
-    p.scale = attention_scale(scale_, s.d);
-    p.causal = causal;
-    flash_attention(p, ctx.threads(), [&ctx](size_t bytes) { return ctx.scratch(bytes); }, active_isa());
+    run_flash_attention(p, am, scale_, ctx);
   }
 
  private:

@@ -91,4 +91,29 @@ bool is_causal_mask(const Tensor& mask) {
   return true;
 }
 
+bool AttnMask::bind(const Tensor* m, const Shape& scores, bool causal_attr, const Shape& causal_shape) {
+  mask = m;
+  causal = causal_attr;
+  if (mask && !causal_shape.empty() && mask->shape() == causal_shape && mask->dim(-2) == scores[scores.size() - 2] &&
+      mask->dim(-1) == scores.back() && broadcasts_to(mask->shape(), scores)) {
+    causal = true;  // the constant mask is the causal one: computed, its masked blocks skipped
+    mask = nullptr;
+  }
+  if (!mask) return true;
+  return (mask->dtype() == DataType::Float || mask->dtype() == DataType::Bool) &&
+         mask_addressing(mask->shape(), scores, base, row, col);
+}
+
+void run_flash_attention(AttnProblem& p, const AttnMask& mask, float scale_attr, KernelContext& ctx) {
+  if (mask.mask) {
+    if (mask.mask->dtype() == DataType::Float) p.fmask = mask.mask->data<float>();
+    else p.bmask = mask.mask->data<bool>();
+    p.mask_base = mask.base.data();
+    p.mask_row = mask.row, p.mask_col = mask.col;
+  }
+  p.scale = attention_scale(scale_attr, p.d);
+  p.causal = mask.causal;
+  flash_attention(p, ctx.threads(), [&ctx](size_t bytes) { return ctx.scratch(bytes); }, active_isa());
+}
+
 }  // namespace fusor::fused

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/ir/tensor.h"
+#include "kernels/fused/flash_attention.h"
 #include "kernels/fused/inner_op.h"
 #include "kernels/kernel.h"
 
@@ -37,5 +38,21 @@ bool mask_addressing(const Shape& mask, const Shape& scores, std::vector<int64_t
 // the causal one of its last two axes (Lq, Lk): allowed exactly where j <= i + Lk - Lq, the same
 // for every index of the leading axes.
 bool is_causal_mask(const Tensor& mask);
+
+// The mask input as the fast core reads it. `bind` takes the run's mask and the scores' shape
+// (batch axes..., Lq, Lk): a mask equal to the constant causal one recognized at kernel creation
+// (`causal_shape`, empty when none) becomes `causal` with no mask read; false when the fast core
+// cannot read the mask (neither float nor bool, or not broadcasting to the scores).
+struct AttnMask {
+  const Tensor* mask = nullptr;
+  bool causal = false;
+  std::vector<int64_t> base;
+  int64_t row = 0, col = 0;
+  bool bind(const Tensor* m, const Shape& scores, bool causal_attr, const Shape& causal_shape);
+};
+
+// Sets `p`'s mask, scale and causal fields from `mask` and runs the fast core on the context's
+// threads and scratch.
+void run_flash_attention(AttnProblem& p, const AttnMask& mask, float scale_attr, KernelContext& ctx);
 
 }  // namespace fusor::fused

@@ -146,17 +146,9 @@ class FastMultiHeadAttention : public FastFusedKernel {
     const Tensor* mask = optional_input(ctx, packed_ ? 1 : 3);
     const MhaShape s = mha_shape(x, k, v, head_size_, seq_first_, where_);
     const Shape scores{s.b, s.heads, s.sq, s.sk};
-    bool causal = causal_;
-    if (mask && !causal_mask_shape_.empty() && mask->shape() == causal_mask_shape_ && mask->dim(-2) == s.sq &&
-        mask->dim(-1) == s.sk && broadcasts_to(mask->shape(), scores)) {
-      causal = true;  // the constant mask is the causal one: computed, its masked blocks skipped
-      mask = nullptr;
-    }
-    std::vector<int64_t> mask_base;
-    int64_t mask_row = 0, mask_col = 0;
+    AttnMask am;
     if (x.dtype() != DataType::Float || (k && k->dtype() != DataType::Float) || (v && v->dtype() != DataType::Float) ||
-        (mask && ((mask->dtype() != DataType::Float && mask->dtype() != DataType::Bool) ||
-                  !mask_addressing(mask->shape(), scores, mask_base, mask_row, mask_col))))
+        !am.bind(mask, scores, causal_, causal_mask_shape_))
       return fallback_->compute(ctx);
     const int64_t hd = s.heads * s.d, hdv = s.heads * s.dv;
     Tensor& y = ctx.output(0, seq_first_ ? Shape{s.sq, s.b, hdv} : Shape{s.b, s.sq, hdv}, DataType::Float);
@@ -180,15 +172,7 @@ class FastMultiHeadAttention : public FastFusedKernel {
     p.k = pk, p.k_batch = kb, p.k_head = s.d, p.k_key = kr, p.k_dim = 1;
     p.v = {pv, vb, s.dv, vr};
     p.y = y.data<float>(), p.y_batch = yb, p.y_head = s.dv, p.y_row = yr;
-    if (mask) {
-      if (mask->dtype() == DataType::Float) p.fmask = mask->data<float>();
-      else p.bmask = mask->data<bool>();
-      p.mask_base = mask_base.data();
-      p.mask_row = mask_row, p.mask_col = mask_col;
-    }
-    p.scale = attention_scale(scale_, s.d);
-    p.causal = causal;
-    flash_attention(p, ctx.threads(), [&ctx](size_t bytes) { return ctx.scratch(bytes); }, active_isa());
+    run_flash_attention(p, am, scale_, ctx);
   }
 
  private:
