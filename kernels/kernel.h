@@ -1,7 +1,9 @@
 // The contract between the executor and a CPU kernel.
 //
 // A Kernel is created once per node per session, from a KernelInfo (the node, its attributes,
-// statically known input types, and constant inputs, so a kernel can pre-pack weights). At run
+// statically known input types, and constant inputs, so a kernel can pre-pack weights: through
+// KernelInfo::prepacked, whose contract is in kernels/prepack.h, so that a session restored from
+// a session image maps the packed bytes instead of packing again). At run
 // time the executor calls compute() with a KernelContext that hands out inputs and allocates
 // outputs from the session's arena. compute() must not keep pointers to inputs or outputs after
 // it returns, must not allocate large buffers itself (ask the context for scratch), and must be
@@ -19,6 +21,7 @@
 #include "core/util/error.h"
 #include "core/ir/graph.h"
 #include "core/ir/tensor.h"
+#include "kernels/prepack.h"
 
 namespace fusor {
 
@@ -31,6 +34,14 @@ struct KernelInfo {
   std::vector<const ValueType*> input_types;   // nullptr for absent inputs
   std::vector<const ValueType*> output_types;  // as inferred; may lack shapes
   std::vector<TensorPtr> const_inputs;      // the constant value of an input, or null
+  Prepacker prepack;                        // set by the planner; default: always fill
+
+  // A named, read-only, 64-byte aligned buffer of `bytes` bytes derived from this node's constant
+  // inputs: filled by `fill` now, or mapped from the session image this session was restored
+  // from. Call it from the kernel's constructor; the rules are in kernels/prepack.h.
+  PrepackedBuffer prepacked(std::string_view name, size_t bytes, const PrepackFill& fill) const {
+    return prepack.get(name, bytes, fill);
+  }
 
   const Node& n() const { return *node; }
   // "node 'conv1' (Conv)": use it to start error messages.

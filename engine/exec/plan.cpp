@@ -69,6 +69,11 @@ const ExecPlan* Step::subplan(const Graph* g) const {
 ExecPlan::ExecPlan(const Graph& graph, const std::vector<OpsetImport>& opsets, const ExecOptions& opts,
                    const ExecPlan* parent)
     : graph_(graph), parent_(parent) {
+  if (parent) {
+    const ExecPlan* root = parent;
+    while (root->parent_) root = root->parent_;
+    ordinal_ = root->next_ordinal_++;
+  }
   slots_.resize(graph.value_capacity());
   for (ValueId v = 0; v < graph.value_capacity(); ++v) {
     const Value& val = graph.value(v);
@@ -104,8 +109,40 @@ ExecPlan::ExecPlan(const Graph& graph, const std::vector<OpsetImport>& opsets, c
   no_inplace_.assign(slots_.size(), 0);
   for (size_t i = 0; i < slots_.size(); ++i) planned_bytes_[i] = slots_[i].static_bytes;
   std::lock_guard lock(mu_);
-  mem_ = replan_locked();
+  if (opts.stored_memory)
+    for (const StoredMemoryPlan& sm : *opts.stored_memory)
+      if (sm.ordinal == ordinal_ && restorable(sm)) {
+        planned_bytes_ = sm.planned_bytes;
+        auto m = std::make_shared<MemoryState>();
+        m->layout = sm.layout;
+        m->tensor_bytes = (m->layout.arena_bytes + 63) / 64 * 64;
+        m->scratch_bytes = scratch_bytes_;
+        m->version = ++version_;
+        mem_ = std::move(m);
+        restored_ = true;
+        break;
+      }
+  if (!mem_) mem_ = replan_locked();
+  initial_ = {ordinal_, mem_->layout, planned_bytes_};
 }
+
+bool ExecPlan::restorable(const StoredMemoryPlan& sm) const {
+  const size_t n = slots_.size();
+  const MemoryLayout& l = sm.layout;
+  if (sm.planned_bytes.size() != n || l.offset.size() != n || l.capacity.size() != n || l.buffer.size() != n ||
+      l.inplace.size() != n || l.is_view.size() != n)
+    return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (l.offset[i] < 0) continue;
+    // Every placed value lies inside the arena, and is placed only if it is an intermediate.
+    if (slots_[i].kind != SlotKind::Intermediate || static_cast<size_t>(l.offset[i]) > l.arena_bytes ||
+        l.capacity[i] > l.arena_bytes - static_cast<size_t>(l.offset[i]))
+      return false;
+  }
+  return true;
+}
+
+StoredMemoryPlan ExecPlan::initial_memory() const { return initial_; }
 
 void ExecPlan::build_steps(const std::vector<OpsetImport>& opsets, const ExecOptions& opts) {
   for (NodeId id : graph_.order()) {
@@ -123,6 +160,7 @@ void ExecPlan::build_steps(const std::vector<OpsetImport>& opsets, const ExecOpt
     info.node = &n;
     info.graph = &graph_;
     info.opset = opset_for(opsets, n.op.domain());
+    info.prepack = Prepacker{opts.prepack.get(), (uint64_t{ordinal_} << 32) | steps_.size()};
     for (ValueId v : n.inputs) {
       st.inputs.push_back(v == kNoValue ? -1 : static_cast<int>(v));
       info.input_types.push_back(v == kNoValue ? nullptr : &graph_.value(v).type);

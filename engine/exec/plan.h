@@ -30,6 +30,13 @@
 
 namespace fusor {
 
+// One plan's initial memory plan, as a session image stores it: restoring it skips plan_memory.
+struct StoredMemoryPlan {
+  uint32_t ordinal = 0;
+  MemoryLayout layout;
+  std::vector<size_t> planned_bytes;  // per slot: the sizes the layout was made for
+};
+
 struct ExecOptions {
   int threads = 0;           // intra-op threads, counting the caller; 0 = all cores
   std::string kernel_impl;   // "" = the registry's default choice; e.g. "reference"
@@ -37,6 +44,13 @@ struct ExecOptions {
   // "" (or no function) means kernel_impl.
   std::function<std::string(const Node&)> kernel_impl_for;
   bool profile = false;      // record per-node times (Executor::last_profile)
+  // Where kernels get their prepacked constants (kernels/prepack.h): null fills them fresh; a
+  // session image's source maps them. Each kernel's id is (plan ordinal << 32 | step index),
+  // the plan ordinal counting plans in creation order (main graph 0, then subgraphs depth first).
+  std::shared_ptr<PrepackSource> prepack;
+  // Memory plans stored with a session image, by ordinal: a plan whose slot count matches takes
+  // its stored layout instead of planning (the image was made from the same graph and kernels).
+  std::shared_ptr<const std::vector<StoredMemoryPlan>> stored_memory;
 };
 
 enum class SlotKind : uint8_t { Unused, GraphInput, Constant, Capture, Intermediate };
@@ -96,6 +110,7 @@ class ExecPlan {
 
   const Graph& graph() const { return graph_; }
   const ExecPlan* parent() const { return parent_; }
+  uint32_t ordinal() const { return ordinal_; }
   const std::vector<Slot>& slots() const { return slots_; }
   const std::vector<Step>& steps() const { return steps_; }
   const std::vector<int>& input_slots() const { return input_slots_; }    // graph inputs, in order
@@ -107,14 +122,24 @@ class ExecPlan {
   void record_run(const RunObservation& obs) const;
   // Every plan below this one (subgraphs, recursively), this one first.
   void collect(std::vector<const ExecPlan*>& out) const;
+  // The memory plan made at construction (or restored) with the sizes it was made for, before
+  // any run changed it; for a session image.
+  StoredMemoryPlan initial_memory() const;
+  // Whether construction took a stored memory plan.
+  bool memory_restored() const { return restored_; }
 
  private:
   void build_steps(const std::vector<OpsetImport>& opsets, const ExecOptions& opts);
   void compute_lifetimes();
   std::shared_ptr<const MemoryState> replan_locked() const;
+  bool restorable(const StoredMemoryPlan& sm) const;
 
   const Graph& graph_;
   const ExecPlan* parent_;
+  uint32_t ordinal_ = 0;
+  mutable uint32_t next_ordinal_ = 1;  // root plan only: the next subgraph plan's ordinal
+  bool restored_ = false;
+  StoredMemoryPlan initial_;
   std::vector<Slot> slots_;
   std::vector<Step> steps_;
   std::vector<int> input_slots_, output_slots_, capture_slots_;

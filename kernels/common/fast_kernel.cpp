@@ -25,7 +25,8 @@ PackedB pack_constant_b(const KernelInfo& info, bool trans_b) {
   const Tensor* b = const_float(info, 1);
   if (!b || b->rank() != 2) return {};
   const int64_t K = trans_b ? b->dim(1) : b->dim(0), N = trans_b ? b->dim(0) : b->dim(1);
-  return PackedB(MatrixRef{b->data<float>(), b->dim(1), trans_b}, K, N);
+  return PackedB(MatrixRef{b->data<float>(), b->dim(1), trans_b}, K, N, std::nullopt, info.prepack,
+                 trans_b ? "bt" : "b");
 }
 
 GemmRun gemm_run(KernelContext& ctx) {

@@ -23,8 +23,9 @@ bool known_not_float(const KernelInfo& info, size_t i);
 // The constant value of input i when it is a float tensor, else null.
 const Tensor* const_float(const KernelInfo& info, size_t i);
 
-// Input 1 as a constant 2-D float B, packed once for the GEMM core (as Bᵀ with trans_b); an empty
-// PackedB when it is not constant, not float or not 2-D.
+// Input 1 as a constant 2-D float B, packed once for the GEMM core (as Bᵀ with trans_b) as the
+// node's prepacked buffer "b" ("bt" with trans_b); an empty PackedB when it is not constant, not
+// float or not 2-D.
 PackedB pack_constant_b(const KernelInfo& info, bool trans_b);
 
 // The session's threads and the node's scratch, for the GEMM core.

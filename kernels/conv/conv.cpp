@@ -138,7 +138,7 @@ void pack_im2col_nhwc(const float* xn, const Conv2dShape& s, int64_t g, int mr, 
 }  // namespace
 
 PackedConvWeights::PackedConvWeights(const float* w, int64_t out_c, int64_t in_c_per_group, int64_t k_h, int64_t k_w,
-                                     int64_t group, ConvLayout layout, std::optional<Isa> isa)
+                                     int64_t group, ConvLayout layout, std::optional<Isa> isa, const Prepacker& pp)
     : layout_(layout),
       isa_(clamp_isa(isa ? *isa : active_isa())),
       out_c_(out_c),
@@ -149,25 +149,38 @@ PackedConvWeights::PackedConvWeights(const float* w, int64_t out_c, int64_t in_c
   if (group <= 0 || out_c % group != 0) throw_internal("PackedConvWeights: out channels not divisible by group");
   const int64_t khw = k_h * k_w, K = in_c_per_group * khw, ocg = out_c / group;
   if (is_depthwise(out_c, in_c_per_group, group)) {
-    depthwise_.resize(out_c * khw);
-    for (int64_t c = 0; c < out_c; ++c)
-      for (int64_t t = 0; t < khw; ++t)
-        depthwise_[layout == ConvLayout::NCHW ? c * khw + t : t * out_c + c] = w[c * khw + t];
+    // The reordering depends on the layout only, not on the ISA.
+    const std::string name = std::string("w.dw.") + (layout == ConvLayout::NCHW ? "nchw" : "nhwc");
+    depthwise_ = pp.get(name, static_cast<size_t>(out_c * khw) * sizeof(float), [&](void* dst) {
+                     float* d = static_cast<float*>(dst);
+                     for (int64_t c = 0; c < out_c; ++c)
+                       for (int64_t t = 0; t < khw; ++t)
+                         d[layout == ConvLayout::NCHW ? c * khw + t : t * out_c + c] = w[c * khw + t];
+                   }).share<float>();
     return;
   }
   for (int64_t g = 0; g < group; ++g) {
     const float* wg = w + g * ocg * K;
+    const std::string name = "w.g" + std::to_string(g);
     if (layout == ConvLayout::NCHW) {
-      a_.emplace_back(MatrixRef{wg, K}, ocg, K, isa_);
+      a_.emplace_back(MatrixRef{wg, K}, ocg, K, isa_, pp, name);
     } else {
-      // B[(ky kw + kx) C/g + c][oc] = W[oc][c][ky][kx]
-      std::vector<float> t(K * ocg);
-      for (int64_t oc = 0; oc < ocg; ++oc)
-        for (int64_t c = 0; c < in_c_per_group; ++c)
-          for (int64_t r = 0; r < khw; ++r) t[(r * in_c_per_group + c) * ocg + oc] = wg[(oc * in_c_per_group + c) * khw + r];
-      b_.emplace_back(MatrixRef{t.data(), ocg}, K, ocg, isa_);
+      // B[(ky kw + kx) C/g + c][oc] = W[oc][c][ky][kx], made only when the panels are filled.
+      b_.emplace_back(K, ocg, [&](std::vector<float>& t) {
+        t.resize(K * ocg);
+        for (int64_t oc = 0; oc < ocg; ++oc)
+          for (int64_t c = 0; c < in_c_per_group; ++c)
+            for (int64_t r = 0; r < khw; ++r) t[(r * in_c_per_group + c) * ocg + oc] = wg[(oc * in_c_per_group + c) * khw + r];
+        return MatrixRef{t.data(), ocg};
+      }, isa_, pp, name);
     }
   }
+}
+
+PackedConvWeights pack_conv_weights(const float* w, const std::vector<int64_t>& w_shape, int64_t group,
+                                    ConvLayout layout, const Prepacker& pp) {
+  const int64_t kh = w_shape.size() == 4 ? w_shape[2] : 1, kw = w_shape.back();
+  return PackedConvWeights(w, w_shape[0], w_shape[1], kh, kw, group, layout, std::nullopt, pp);
 }
 
 void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, float* y, const Epilogue& ep,
@@ -187,7 +200,7 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
   run.isa = isa;
   run.scratch = [&scratch](size_t b) { return scratch.get(b); };
 
-  if (!w.depthwise_.empty()) {
+  if (w.depthwise_) {
     const conv_detail::DepthwiseKernels& dk = conv_detail::depthwise_kernels(isa);
     const DwGeom g = dw_geom(s);
     const int64_t C = s.out_c, khw = s.k_h * s.k_w;
@@ -247,7 +260,7 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
               std::fill(d + hi, d + pw, 0.0f);
             }
             float* yp = y + p * ohw;
-            dk.plane_nchw(xp, pw, w.depthwise_.data() + c * khw, yp, g, xp + pad_floats);
+            dk.plane_nchw(xp, pw, w.depthwise_.get() + c * khw, yp, g, xp + pad_floats);
             Epilogue e1 = ep;
             e1.bias = has_bias ? ep.bias + c : nullptr;
             e1.bias_axis = BiasAxis::PerRow;
@@ -265,7 +278,7 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
         for (int64_t r = b; r < e;) {
           const int64_t n = r / s.out_h, oy0 = r % s.out_h, oy1 = std::min(s.out_h, oy0 + (e - r));
           float* yn = y + n * ohw * C;
-          dk.rows_nhwc(x + n * ihw * C, w.depthwise_.data(), yn, g, oy0, oy1);
+          dk.rows_nhwc(x + n * ihw * C, w.depthwise_.get(), yn, g, oy0, oy1);
           Epilogue e1 = ep;
           e1.bias_axis = BiasAxis::PerColumn;
           e1.residual = ep.residual ? ep.residual + n * ohw * C + oy0 * s.out_w * C : nullptr;

@@ -50,12 +50,14 @@ struct ConvParams;
 // The 2-D call geometry of a 1-D or 2-D Conv (a 1-D conv is a 2-D conv of height 1).
 Conv2dShape conv2d_shape(const ConvParams& p);
 
-// Weights (OC, C/group, kh, kw) packed once for a layout and ISA.
+// Weights (OC, C/group, kh, kw) packed once for a layout and ISA. Given a Prepacker
+// (KernelInfo::prepack), every packed part is a prepacked buffer (kernels/prepack.h): "w.gG/TILE"
+// per group of a GEMM path, "w.dw.nchw" or "w.dw.nhwc" for depthwise.
 class PackedConvWeights {
  public:
   PackedConvWeights() = default;
   PackedConvWeights(const float* w, int64_t out_c, int64_t in_c_per_group, int64_t k_h, int64_t k_w, int64_t group,
-                    ConvLayout layout, std::optional<Isa> isa = {});
+                    ConvLayout layout, std::optional<Isa> isa = {}, const Prepacker& pp = {});
 
   ConvLayout layout() const { return layout_; }
   Isa isa() const { return isa_; }
@@ -73,8 +75,13 @@ class PackedConvWeights {
   int64_t out_c_ = 0, in_c_per_group_ = 0, k_h_ = 0, k_w_ = 0, group_ = 1;
   std::vector<PackedA> a_;        // NCHW: per group, OC/g x (C/g kh kw)
   std::vector<PackedB> b_;        // NHWC: per group, (kh kw C/g) x OC/g
-  std::vector<float> depthwise_;  // depthwise: NCHW (C, kh, kw); NHWC (kh, kw, C)
+  std::shared_ptr<const float> depthwise_;  // depthwise: NCHW (C, kh, kw); NHWC (kh, kw, C)
 };
+
+// The weights of a 1-D (OC, C/group, k) or 2-D (OC, C/group, kh, kw) float W packed for a layout:
+// what a Conv kernel makes once from a constant W (with its KernelInfo's prepacker) or per call.
+PackedConvWeights pack_conv_weights(const float* w, const std::vector<int64_t>& w_shape, int64_t group,
+                                    ConvLayout layout, const Prepacker& pp = {});
 
 // Y = epilogue(conv(X, W)). The shape must agree with the packed weights (BadInput otherwise
 // is the caller's job: this checks only with Internal errors).

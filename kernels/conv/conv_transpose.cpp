@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/common/conv_params.h"
@@ -30,7 +32,8 @@ class FastConvTranspose : public FastKernel {
                                                           w->dim(0) % attrs_.group == 0) {
       const int64_t g = attrs_.group, cin_g = w->dim(0) / g, rows = w->dim(1) * w->dim(2) * w->dim(3);
       for (int64_t i = 0; i < g; ++i)
-        packed_.emplace_back(MatrixRef{w->data<float>() + i * cin_g * rows, rows, true}, rows, cin_g);
+        packed_.emplace_back(MatrixRef{w->data<float>() + i * cin_g * rows, rows, true}, rows, cin_g, std::nullopt,
+                             info.prepack, "wt.g" + std::to_string(i));
       packed_shape_ = w->shape();
     }
   }

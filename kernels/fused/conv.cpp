@@ -74,7 +74,7 @@ class FastConv : public FastFusedKernel {
         act_(activation_of(info.n())) {
     if (const Tensor* w = const_float(info, 1); w && (w->rank() == 3 || w->rank() == 4) && attrs_.group > 0 &&
                                                 w->dim(0) % attrs_.group == 0)
-      weights_ = pack(*w);
+      weights_ = pack_conv_weights(w->data<float>(), w->shape(), attrs_.group, layout_, info.prepack);
   }
 
   void compute(KernelContext& ctx) override {
@@ -105,7 +105,7 @@ class FastConv : public FastFusedKernel {
     Tensor& y = ctx.output(0, out, DataType::Float);
     std::optional<PackedConvWeights> local;
     const PackedConvWeights* pw = weights_ ? &*weights_ : nullptr;
-    if (!pw) pw = &local.emplace(pack(w));
+    if (!pw) pw = &local.emplace(pack_conv_weights(w.data<float>(), w.shape(), attrs_.group, layout_));
     Epilogue ep;
     ep.bias = b ? b->data<float>() : nullptr;
     ep.bias_axis = b ? (nhwc ? BiasAxis::PerColumn : BiasAxis::PerRow) : BiasAxis::None;
@@ -115,11 +115,6 @@ class FastConv : public FastFusedKernel {
   }
 
  private:
-  PackedConvWeights pack(const Tensor& w) const {
-    const int64_t kh = w.rank() == 4 ? w.dim(2) : 1, kw = w.dim(-1);
-    return PackedConvWeights(w.data<float>(), w.dim(0), w.dim(1), kh, kw, attrs_.group, layout_);
-  }
-
   ConvLayout layout_;
   WindowAttrs attrs_;
   ActivationSpec act_;

@@ -66,8 +66,10 @@ class FastGemm : public FastKernel {
         beta_(info.n().attr_float("beta", 1.0f)) {
     packed_b_ = pack_constant_b(info, trans_b_);
     if (const Tensor* c = const_float(info, 2)) {
-      scaled_c_.resize(c->numel());
-      for (int64_t i = 0; i < c->numel(); ++i) scaled_c_[i] = beta_ * c->data<float>()[i];
+      scaled_c_ = info.prepacked("c.scaled", static_cast<size_t>(c->numel()) * sizeof(float), [&](void* dst) {
+        float* d = static_cast<float*>(dst);
+        for (int64_t i = 0; i < c->numel(); ++i) d[i] = beta_ * c->data<float>()[i];
+      });
       has_const_c_ = true;
     }
   }
@@ -94,7 +96,7 @@ class FastGemm : public FastKernel {
     if (c && beta_ != 0.0f) {
       const float* cv = c->data<float>();
       if (has_const_c_) {
-        cv = scaled_c_.data();
+        cv = scaled_c_.as<float>();
       } else if (beta_ != 1.0f) {
         float* t = static_cast<float*>(ctx.scratch(c->numel() * sizeof(float)));
         for (int64_t i = 0; i < c->numel(); ++i) t[i] = beta_ * c->data<float>()[i];
@@ -126,7 +128,7 @@ class FastGemm : public FastKernel {
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   PackedB packed_b_;
-  std::vector<float> scaled_c_;
+  PrepackedBuffer scaled_c_;  // beta * C for a constant C
   bool has_const_c_ = false;
 };
 
@@ -136,7 +138,7 @@ class FastConv : public FastKernel {
       : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)) {
     if (const Tensor* w = const_float(info, 1); w && (w->rank() == 3 || w->rank() == 4) && attrs_.group > 0 &&
                                                 w->dim(0) % attrs_.group == 0)
-      weights_ = pack(*w);
+      weights_ = pack_conv_weights(w->data<float>(), w->shape(), attrs_.group, ConvLayout::NCHW, info.prepack);
   }
 
   void compute(KernelContext& ctx) override {
@@ -153,18 +155,13 @@ class FastConv : public FastKernel {
     Tensor& y = ctx.output(0, p.output_shape(), DataType::Float);
     std::optional<PackedConvWeights> local;
     const PackedConvWeights* pw = weights_ ? &*weights_ : nullptr;
-    if (!pw) pw = &local.emplace(pack(w));
+    if (!pw) pw = &local.emplace(pack_conv_weights(w.data<float>(), w.shape(), attrs_.group, ConvLayout::NCHW));
     Epilogue ep;
     ep.bias = b ? b->data<float>() : nullptr;
     conv2d(*pw, conv2d_shape(p), x.data<float>(), y.data<float>(), ep, gemm_run(ctx));
   }
 
  private:
-  PackedConvWeights pack(const Tensor& w) const {
-    const int64_t kh = w.rank() == 4 ? w.dim(2) : 1, kw = w.dim(-1);
-    return PackedConvWeights(w.data<float>(), w.dim(0), w.dim(1), kh, kw, attrs_.group, ConvLayout::NCHW);
-  }
-
   WindowAttrs attrs_;
   std::optional<PackedConvWeights> weights_;
 };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -94,11 +95,6 @@ class Workspace {
   std::unique_ptr<float[], Del> owned_;
 };
 
-std::shared_ptr<float[]> alloc_panels(size_t floats) {
-  float* p = new (std::align_val_t(64)) float[floats];
-  return std::shared_ptr<float[]>(p, [](float* q) { ::operator delete[](q, std::align_val_t(64)); });
-}
-
 }  // namespace
 
 void pack_panels(MatrixRef X, int64_t i0, int64_t m, int64_t k0, int64_t kc, int r, float* dst) {
@@ -125,24 +121,46 @@ void pack_panels(MatrixRef X, int64_t i0, int64_t m, int64_t k0, int64_t kc, int
   }
 }
 
-PackedA::PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa) {
+namespace {
+
+// "a/avx512_14x32": the buffer name of an operand packed for a kernel set (its panel geometry).
+std::string packed_name(std::string_view name, const GemmTile& t) { return std::string(name) + "/" + t.name; }
+
+}  // namespace
+
+PackedA::PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa, const Prepacker& pp, std::string_view name) {
   const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()));
   isa_ = ks.isa;
   rows_ = M;
   cols_ = K;
   panel_stride_ = K * ks.mr;
-  data_ = alloc_panels(static_cast<size_t>(std::max<int64_t>(1, ceil_div(M, ks.mr) * panel_stride_)));
-  if (M > 0 && K > 0) pack_panels(a, 0, M, 0, K, ks.mr, data_.get());
+  const size_t floats = static_cast<size_t>(std::max<int64_t>(1, ceil_div(M, ks.mr) * panel_stride_));
+  data_ = pp.get(packed_name(name, gemm_tile(ks.isa)), floats * sizeof(float), [&](void* dst) {
+              float* d = static_cast<float*>(dst);
+              d[0] = 0.0f;  // the one float of an empty matrix
+              if (M > 0 && K > 0) pack_panels(a, 0, M, 0, K, ks.mr, d);
+            }).share<float>();
 }
 
-PackedB::PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa) {
+PackedB::PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa, const Prepacker& pp, std::string_view name)
+    : PackedB(K, N, [&](std::vector<float>&) { return b; }, isa, pp, name) {}
+
+PackedB::PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector<float>& keep)>& make_b,
+                 std::optional<Isa> isa, const Prepacker& pp, std::string_view name) {
   const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()));
   isa_ = ks.isa;
   rows_ = K;
   cols_ = N;
   panel_stride_ = K * ks.nr;
-  data_ = alloc_panels(static_cast<size_t>(std::max<int64_t>(1, ceil_div(N, ks.nr) * panel_stride_)));
-  if (N > 0 && K > 0) pack_panels(b.transposed(), 0, N, 0, K, ks.nr, data_.get());
+  const size_t floats = static_cast<size_t>(std::max<int64_t>(1, ceil_div(N, ks.nr) * panel_stride_));
+  data_ = pp.get(packed_name(name, gemm_tile(ks.isa)), floats * sizeof(float), [&](void* dst) {
+              float* d = static_cast<float*>(dst);
+              d[0] = 0.0f;
+              if (N <= 0 || K <= 0) return;
+              std::vector<float> keep;
+              const MatrixRef b = make_b(keep);
+              pack_panels(b.transposed(), 0, N, 0, K, ks.nr, d);
+            }).share<float>();
 }
 
 void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep, std::optional<Isa> isa) {
@@ -296,7 +314,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
   if (M > ks.mc && K > 0) {
     struct Whole : PackedMatrix {
       Whole(float* d, Isa isa, int64_t K, int64_t N, int64_t stride) {
-        data_ = std::shared_ptr<float[]>(d, [](float*) {});
+        data_ = std::shared_ptr<const float>(d, [](const float*) {});
         isa_ = isa;
         rows_ = K;
         cols_ = N;

@@ -8,7 +8,10 @@
 // Relu/Clip) or L1 (the other activations). Blocks of C are spread over the ThreadPool.
 //
 // Constant operands (weights) are packed once into PackedA / PackedB at kernel creation; a packed
-// operand is bound to the ISA it was packed for, and a call with it runs that ISA's kernel.
+// operand is bound to the ISA it was packed for, and a call with it runs that ISA's kernel. Given a
+// Prepacker (KernelInfo::prepack), the panels are a prepacked buffer (kernels/prepack.h) named
+// NAME + "/" + the kernel set ("b/avx512_14x32"): mapped from a session image when the session was
+// restored from one.
 //
 // Scratch: GemmRun::scratch supplies temporary memory (KernelContext::scratch in kernels); when
 // it is empty the call allocates from the heap (tests, benchmarks).
@@ -17,9 +20,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "kernels/cpu_features.h"
 #include "kernels/epilogue.h"
+#include "kernels/prepack.h"
 
 namespace fusor {
 
@@ -63,7 +69,7 @@ class PackedMatrix {
   int64_t panel_stride() const { return panel_stride_; }
 
  protected:
-  std::shared_ptr<float[]> data_;
+  std::shared_ptr<const float> data_;
   Isa isa_ = Isa::Scalar;
   int64_t rows_ = 0, cols_ = 0, panel_stride_ = 0;
 };
@@ -71,13 +77,19 @@ class PackedMatrix {
 class PackedA : public PackedMatrix {
  public:
   PackedA() = default;
-  PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa = {});
+  PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa = {}, const Prepacker& pp = {},
+          std::string_view name = "a");
 };
 
 class PackedB : public PackedMatrix {
  public:
   PackedB() = default;
-  PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa = {});
+  PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa = {}, const Prepacker& pp = {},
+          std::string_view name = "b");
+  // Same, with B made by `make_b` only when the panels are filled (not when they come from a
+  // session image); `keep` holds the storage it points into while packing.
+  PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector<float>& keep)>& make_b,
+          std::optional<Isa> isa, const Prepacker& pp, std::string_view name);
 };
 
 // C (M x N, leading dimension ldc) = epilogue(A (M x K) * B (K x N)).
