@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "cache/image_store.h"
+#include "cache/payload.h"
 #include "cache/sqlite.h"
 #include "cache/store.h"
 
@@ -19,8 +21,15 @@ int64_t default_max_bytes() {
 }
 
 void delete_entry(sqlite3* db, const std::string& key) {
+  std::optional<ImageRef> ref;
+  {
+    Stmt q(db, "SELECT payload FROM payloads WHERE key=?");
+    q.bind(1, std::string_view(key));
+    if (q.step()) ref = decode_image_ref(q.blob_at(0));
+  }
   Stmt(db, "DELETE FROM entries WHERE key=?").bind(1, std::string_view(key)).run();
   Stmt(db, "DELETE FROM payloads WHERE key=?").bind(1, std::string_view(key)).run();
+  if (ref) release_image(db, ref->name);
 }
 
 int64_t evict_lru(sqlite3* db, int64_t max_bytes, const std::string& keep) {

@@ -1,11 +1,6 @@
 #include "cache/hash.h"
 
 #include <fcntl.h>
-// The low-level SHA256_* functions: deprecated in OpenSSL 3 in favour of EVP, whose first use
-// loads the provider machinery (several milliseconds, paid by every cache hit); these run the
-// same SHA-NI code directly.
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,65 +8,69 @@
 #include "core/util/regular_file.h"
 #include <cstdint>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace fusor::cache {
 
 namespace {
-SHA256_CTX* md(void* p) { return static_cast<SHA256_CTX*>(p); }
+XXH3_state_t* st(void* p) { return static_cast<XXH3_state_t*>(p); }
 }  // namespace
 
-Sha256::Sha256() : ctx_(new SHA256_CTX) { SHA256_Init(md(ctx_)); }
+Hasher::Hasher() : state_(XXH3_createState()) { XXH3_128bits_reset(st(state_)); }
 
-Sha256::~Sha256() { delete md(ctx_); }
+Hasher::~Hasher() { XXH3_freeState(st(state_)); }
 
-void Sha256::update(std::string_view bytes) {
-  if (!bytes.empty()) SHA256_Update(md(ctx_), bytes.data(), bytes.size());
+void Hasher::update(const void* data, size_t bytes) {
+  if (bytes) XXH3_128bits_update(st(state_), data, bytes);
 }
 
-void Sha256::part(std::string_view bytes) {
+void Hasher::part(std::string_view bytes) {
   unsigned char len[8];
   uint64_t n = bytes.size();
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-  SHA256_Update(md(ctx_), len, sizeof len);
+  update(len, sizeof len);
   update(bytes);
 }
 
-std::string Sha256::hex() {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  const unsigned n = SHA256_DIGEST_LENGTH;
-  SHA256_Final(digest, md(ctx_));
+std::string Hasher::hex() const {
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st(state_)));
   static const char* digits = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * n);
-  for (unsigned i = 0; i < n; ++i) {
-    out += digits[digest[i] >> 4];
-    out += digits[digest[i] & 15];
+  out.reserve(2 * sizeof c.digest);
+  for (unsigned char b : c.digest) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
   }
   return out;
 }
 
-std::string sha256_hex(std::string_view bytes) {
-  Sha256 h;
+std::string hash_hex(std::string_view bytes) {
+  Hasher h;
   h.update(bytes);
   return h.hex();
 }
 
-bool sha256_file(const std::string& path, std::string& hex) {
+bool hash_file(const std::string& path, std::string& hex) {
   size_t size = 0;
   int fd = open_regular_file(path, &size, nullptr);
   if (fd < 0) return false;
-  Sha256 h;
+  Hasher h;
   if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (p == MAP_FAILED) {
       ::close(fd);
       return false;
     }
-    h.update(std::string_view(static_cast<const char*>(p), size));
+    h.update(p, size);
     ::munmap(p, size);
   }
   ::close(fd);
   hex = h.hex();
   return true;
 }
+
+uint64_t hash64(const void* data, size_t bytes) { return XXH3_64bits(data, bytes); }
 
 }  // namespace fusor::cache

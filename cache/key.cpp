@@ -4,7 +4,9 @@
 #include <link.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace fusor::cache {
 
@@ -20,7 +22,7 @@ void KeyBuilder::add(std::string_view field, std::string_view value) {
 
 void KeyBuilder::add_file(std::string_view field, const std::string& path) {
   std::string hex;
-  if (sha256_file(path, hex))
+  if (hash_file(path, hex))
     add(field, hex);
   else
     add(field, std::string("unreadable:").append(path));
@@ -49,9 +51,24 @@ std::string cpu_features() {
 
 namespace {
 
-// dl_iterate_phdr visits the main program first; read its NT_GNU_BUILD_ID note.
+// The loaded object that holds this function's code (the program, or a shared object).
+struct Search {
+  uintptr_t addr = 0;
+  std::string id;
+  std::string file;
+};
+
+// Reads the NT_GNU_BUILD_ID note of the object that contains Search::addr.
 int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
-  auto* out = static_cast<std::string*>(data);
+  auto* s = static_cast<Search*>(data);
+  bool contains = false;
+  for (int i = 0; i < info->dlpi_phnum && !contains; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    contains = ph.p_type == PT_LOAD && s->addr >= lo && s->addr < lo + ph.p_memsz;
+  }
+  if (!contains) return 0;  // keep looking
+  s->file = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
@@ -66,26 +83,28 @@ int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
         char buf[3];
         for (unsigned k = 0; k < n->n_descsz; ++k) {
           std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned char>(desc[k]));
-          *out += buf;
+          s->id += buf;
         }
         return 1;
       }
       p = desc + ((n->n_descsz + 3) & ~3u);
     }
   }
-  return 1;  // only the main program
+  return 1;  // found the object; it has no build-id
 }
 
 }  // namespace
 
 std::string build_identity() {
   static const std::string id = [] {
-    std::string s;
+    Search s;
+    s.addr = reinterpret_cast<uintptr_t>(&find_build_id);
     dl_iterate_phdr(find_build_id, &s);
-    if (!s.empty()) return s.insert(0, "build-id:");
+    if (!s.id.empty()) return "build-id:" + s.id;
     struct stat st {};
-    if (::stat("/proc/self/exe", &st) == 0)
-      return "exe:" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+    const std::string file = s.file.empty() ? "/proc/self/exe" : s.file;
+    if (::stat(file.c_str(), &st) == 0)
+      return "file:" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
              std::to_string(st.st_mtim.tv_nsec);
     return std::string("unknown");
   }();

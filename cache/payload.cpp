@@ -1,15 +1,14 @@
 #include "cache/payload.h"
 
-#include <onnx/onnx_pb.h>
-
+#include "cache/image_file.h"
 #include "core/util/error.h"
-#include "core/onnx/export_graph.h"
-#include "core/onnx/onnx_io.h"
 #include "core/util/json.h"
 
 namespace fusor::cache {
 
 namespace {
+
+constexpr std::string_view kRefTag = "fusor-image-ref 1\n";
 
 std::map<std::string, int64_t> counts_from(const json::Value* v) {
   std::map<std::string, int64_t> m;
@@ -20,13 +19,7 @@ std::map<std::string, int64_t> counts_from(const json::Value* v) {
 
 }  // namespace
 
-Encoded encode_entry(const Model& model, const SessionFacts& facts) {
-  Encoded e;
-  onnx::ModelProto mp;
-  ProtoExportOptions opts;
-  opts.value_info = true;
-  model_to_proto(model, &mp, opts);
-  if (!mp.SerializeToString(&e.payload)) throw_bad_input("cache: the optimized model cannot be serialized");
+std::string encode_facts(const SessionFacts& facts) {
   json::Value info = json::Value::object();
   info.set("rules_fired", json::Value(facts.rules_fired));
   info.set("nodes_before", facts.nodes_before);
@@ -39,27 +32,46 @@ Encoded encode_entry(const Model& model, const SessionFacts& facts) {
     deps.push_back(std::move(d));
   }
   info.set("deps", std::move(deps));
-  e.info = info.dump();
-  return e;
+  return info.dump();
 }
 
-Decoded decode_entry(const std::string& info, std::string payload, const std::string& name) {
-  Decoded d;
+SessionFacts decode_facts(const std::string& info) {
+  SessionFacts f;
   json::Value v = json::parse(info);
-  d.facts.rules_fired = counts_from(v.find("rules_fired"));
-  d.facts.ops_before = counts_from(v.find("ops_before"));
+  f.rules_fired = counts_from(v.find("rules_fired"));
+  f.ops_before = counts_from(v.find("ops_before"));
   const json::Value* n = v.find("nodes_before");
   if (!n || !n->is_int()) throw_bad_input("cache entry: malformed info");
-  d.facts.nodes_before = n->as_int();
+  f.nodes_before = n->as_int();
   if (const json::Value* deps = v.find("deps")) {
     if (!deps->is_array()) throw_bad_input("cache entry: malformed info");
-    for (const json::Value& x : deps->as_array()) d.facts.deps.emplace_back(x[0].as_string(), x[1].as_string());
+    for (const json::Value& x : deps->as_array()) f.deps.emplace_back(x[0].as_string(), x[1].as_string());
   }
-  LoadOptions load;
-  load.infer_shapes = false;  // value_info carries every type the miss inferred
-  d.model = load_model_from_bytes(std::move(payload), load, name);
-  d.model->path = name;
-  return d;
+  return f;
+}
+
+std::string encode_image_ref(const ImageRef& ref) {
+  return std::string(kRefTag) + ref.name + "\n" + std::to_string(ref.bytes) + "\n";
+}
+
+std::optional<ImageRef> decode_image_ref(std::string_view p) {
+  if (p.substr(0, kRefTag.size()) != kRefTag) return std::nullopt;
+  p.remove_prefix(kRefTag.size());
+  size_t nl = p.find('\n');
+  if (nl == std::string_view::npos) return std::nullopt;
+  ImageRef r;
+  r.name = std::string(p.substr(0, nl));
+  if (!is_image_name(r.name)) return std::nullopt;  // never a path: only a content name in the folder
+  p.remove_prefix(nl + 1);
+  size_t nl2 = p.find('\n');
+  if (nl2 == std::string_view::npos || nl2 == 0 || nl2 + 1 != p.size()) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : p.substr(0, nl2)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  r.bytes = v;
+  return r;
 }
 
 }  // namespace fusor::cache

@@ -17,6 +17,9 @@
 
 #include "cache/hash.h"
 #include "cache/identify.h"
+#include "cache/image_file.h"
+#include "cache/image_store.h"
+#include "cache/payload.h"
 #include "cache/sqlite.h"
 #include "core/util/log.h"
 
@@ -35,7 +38,7 @@ int64_t now_ms() {
 }
 
 std::string checksum_of(std::string_view info, std::string_view payload) {
-  Sha256 h;
+  Hasher h;
   h.part(info);
   h.part(payload);
   return h.hex();
@@ -354,9 +357,9 @@ std::optional<Fetched> Store::get(const std::string& key) {
 }
 
 bool Store::put(const std::string& key, const EntryMeta& meta, const std::string& info, const std::string& payload,
-                int64_t max_bytes) {
+                int64_t max_bytes, int64_t image_bytes, const std::function<void()>& publish) {
   if (access_ == Access::ReadOnly) return false;
-  int64_t size = static_cast<int64_t>(info.size() + payload.size());
+  int64_t size = static_cast<int64_t>(info.size() + payload.size()) + image_bytes;
   if (size > max_bytes) {
     FUSOR_LOG(Info) << "cache: entry of " << size << " bytes exceeds the bound of " << max_bytes << "; not stored";
     return false;
@@ -365,6 +368,15 @@ bool Store::put(const std::string& key, const EntryMeta& meta, const std::string
   return guarded("write", false, [&] {
     Transaction t(db_);
     int64_t now = now_ms();
+    // The image an entry being replaced refers to goes with it (unless it is the same file).
+    std::optional<ImageRef> old;
+    {
+      Stmt q(db_, "SELECT payload FROM payloads WHERE key=?");
+      q.bind(1, std::string_view(key));
+      if (q.step()) old = decode_image_ref(q.blob_at(0));
+    }
+    if (publish) publish();
+    test_kill_point("image-publish");
     Stmt(db_,
          "INSERT OR REPLACE INTO entries(key, model, providers, level, created_ms, last_used_ms, hits, size, checksum,"
          " info) VALUES(?,?,?,?,?,?,0,?,?,?)")
@@ -383,11 +395,35 @@ bool Store::put(const std::string& key, const EntryMeta& meta, const std::string
         .bind_blob(2, payload)
         .run();
     test_kill_point("put");
+    if (old) release_image(db_, old->name);
     evict_lru(db_, max_bytes, key);
+    sweep_images(db_);
     t.commit();
     return true;
   });
 }
+
+void Store::drop(const std::string& key, const std::string& payload, const std::string& why) {
+  if (access_ == Access::ReadOnly) return;
+  bool dropped = guarded("drop", false, [&] {
+    Transaction t(db_);
+    bool same = false;
+    {
+      Stmt q(db_, "SELECT payload FROM payloads WHERE key=?");
+      q.bind(1, std::string_view(key));
+      same = q.step() && q.blob_at(0) == payload;
+    }
+    if (same) delete_entry(db_, key);
+    t.commit();
+    return same;
+  });
+  if (dropped) {
+    FUSOR_LOG(Warn) << "cache " << path_ << ": entry " << key.substr(0, 16) << ": " << why
+                    << "; dropped it (it is rebuilt)";
+  }
+}
+
+std::string Store::images_dir() const { return images_dir_of(path_); }
 
 std::vector<EntryRow> Store::list() {
   return guarded<std::vector<EntryRow>>("list", {}, [&] {
@@ -444,7 +480,19 @@ VerifyReport Store::verify(bool repair) {
     Stmt q(db_, "SELECT e.key, e.info, COALESCE(p.payload, x''), e.checksum FROM entries e LEFT JOIN payloads p ON p.key=e.key");
     while (q.step()) {
       ++r.entries;
-      if (checksum_of(q.text_at(1), q.blob_at(2)) != q.text_at(3)) r.bad_keys.push_back(q.text_at(0));
+      if (checksum_of(q.text_at(1), q.blob_at(2)) != q.text_at(3)) {
+        r.bad_keys.push_back(q.text_at(0));
+        r.problems.push_back("entry checksum mismatch");
+        continue;
+      }
+      if (auto ref = decode_image_ref(q.blob_at(2))) {
+        ++r.images;
+        std::string why;
+        if (!MappedImage::open(images_dir() + "/" + ref->name, "", ImageCheck::Full, &why)) {
+          r.bad_keys.push_back(q.text_at(0));
+          r.problems.push_back("image " + ref->name + ": " + why);
+        }
+      }
     }
     return r;
   };
@@ -463,15 +511,17 @@ VerifyReport Store::verify(bool repair) {
     if (repair) recover(e.what());
     return rep;
   }
-  if (repair && !rep.bad_keys.empty()) {
+  if (repair) {
     guarded("verify", 0, [&] {
       Transaction t(db_);
       for (const std::string& k : rep.bad_keys) delete_entry(db_, k);
+      sweep_images(db_);
       t.commit();
       return 0;
     });
-    for (const std::string& k : rep.bad_keys)
-      FUSOR_LOG(Warn) << "cache " << path_ << ": entry " << k.substr(0, 16) << " failed its checksum; dropped it";
+    for (size_t i = 0; i < rep.bad_keys.size(); ++i)
+      FUSOR_LOG(Warn) << "cache " << path_ << ": entry " << rep.bad_keys[i].substr(0, 16) << ": " << rep.problems[i]
+                      << "; dropped it";
   }
   return rep;
 }
@@ -487,6 +537,7 @@ int64_t Store::clear() {
     q.step();
     int64_t count = q.int_at(0);
     exec(db_, "DELETE FROM entries; DELETE FROM payloads");
+    sweep_images(db_);
     t.commit();
     return count;
   });

@@ -6,7 +6,8 @@
 //   payloads(key TEXT PRIMARY KEY, payload BLOB)   -- apart, so recording a hit rewrites a small
 //                                                     row instead of the megabytes of the blob
 // `info` and `payload` are opaque here (cache/payload.h gives them meaning); `checksum` is the
-// SHA-256 of both, checked on every fetch.
+// XXH3-128 of both, checked on every fetch. A payload may refer to a session image, a file in
+// "<database>.images/" (cache/image_store.h has the rules for those files); `size` counts it.
 //
 // Safety contract:
 // - Nothing that is not a fusor cache is ever created over, moved or written: the path is
@@ -30,6 +31,7 @@
 //   empty for that call and is kept in problem(): the cache never makes a run fail.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,7 +72,9 @@ struct VerifyReport {
   bool integrity_ok = true;
   std::string integrity;              // "ok" or SQLite's first complaint
   int64_t entries = 0;
-  std::vector<std::string> bad_keys;  // checksum failures (dropped when verify(drop=true))
+  int64_t images = 0;                 // session images checked (every section's checksum)
+  std::vector<std::string> bad_keys;  // checksum failures, missing or damaged images (dropped when verify(drop=true))
+  std::vector<std::string> problems;  // per bad key: what was wrong
 };
 
 enum class Access { ReadOnly, ReadWrite };
@@ -111,16 +115,25 @@ class Store {
   std::optional<Fetched> get(const std::string& key);
   // Inserts or replaces the entry, then evicts least-recently-used entries until the store
   // holds at most `max_bytes` of entries (an entry larger than the bound is not stored).
+  // `image_bytes`: the size of the session image the payload refers to; `publish` (renaming that
+  // image into the folder) runs inside the write transaction, before the insert.
   // Returns false (after a warning) when nothing was stored (always with read-only access).
   bool put(const std::string& key, const EntryMeta& meta, const std::string& info, const std::string& payload,
-           int64_t max_bytes);
+           int64_t max_bytes, int64_t image_bytes = 0, const std::function<void()>& publish = {});
+  // Deletes an entry whose image turned out missing or damaged, with a warning saying `why`, if
+  // it still holds `payload` (another process may have replaced or evicted it meanwhile: then
+  // nothing is deleted and nothing is said).
+  void drop(const std::string& key, const std::string& payload, const std::string& why);
+  // The folder of this store's session images.
+  std::string images_dir() const;
 
   std::vector<EntryRow> list();
   StoreStats stats();
-  // SQLite's integrity_check plus every entry's checksum; with `repair` (read-write access only),
-  // bad entries are deleted and a damaged file is moved aside.
+  // SQLite's integrity_check plus every entry's checksum and every image's section checksums;
+  // with `repair` (read-write access only), bad entries are deleted (their images too), orphaned
+  // images swept and a damaged file is moved aside.
   VerifyReport verify(bool repair);
-  // Deletes every entry (read-write access); returns how many there were, -1 on failure.
+  // Deletes every entry and image (read-write access); returns how many there were, -1 on failure.
   int64_t clear();
 
   Access access() const { return access_; }
@@ -156,11 +169,14 @@ class Store {
 // Deletes least-recently-used entries (never `keep`) until the entries' sizes sum to at most
 // `max_bytes`; returns how many were deleted. Call inside a write transaction.
 int64_t evict_lru(sqlite3* db, int64_t max_bytes, const std::string& keep);
-// Deletes one entry and its payload. Call inside a write transaction.
+// Deletes one entry and its payload, and its image unless another entry refers to it. Call
+// inside a write transaction.
 void delete_entry(sqlite3* db, const std::string& key);
 
-// Test hook: when $FUSOR_CACHE_TEST_KILL is "put", the process kills itself (SIGKILL) inside the
-// write transaction, after the entry's INSERT and before COMMIT.
+// Test hook: when $FUSOR_CACHE_TEST_KILL equals a kill point's name, the process kills itself
+// (SIGKILL) there: "put" inside the write transaction, after the entry's INSERT and before COMMIT;
+// "image-write" halfway through writing a session image; "image-publish" after the image's
+// rename, before the entry's INSERT.
 void test_kill_point(const char* where);
 
 }  // namespace fusor::cache

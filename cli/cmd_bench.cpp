@@ -76,6 +76,17 @@ int run_bench(const Args& args) {
     v.set("warmup", warmup);
     v.set("init_ms", round_ms(s.init_ms()));
     v.set("cache", s.cache);
+    // Where init went: key (hashing the model), open (the store and the entry), map (a hit: the
+    // session image), plan (kernels and memory: restored on a hit), store (a miss: the image).
+    json::Value init = json::Value::object();
+    init.set("key_ms", round_ms(s.times.key_ms));
+    init.set("open_ms", round_ms(s.times.open_ms));
+    init.set("map_ms", round_ms(s.times.map_ms));
+    init.set("plan_ms", round_ms(s.plan_ms));
+    init.set("store_ms", round_ms(s.times.store_ms));
+    init.set("restored", s.restored);
+    init.set("prepacked_mapped", s.prepacked_mapped);
+    v.set("init_breakdown", std::move(init));
     v.set("provider_nodes", json::Value(s.provider_nodes));
     v.set("median_ms", round_ms(median));
     v.set("min_ms", round_ms(sorted.front()));
@@ -94,6 +105,10 @@ int run_bench(const Args& args) {
       << ex.threads().num_threads() << " thread(s))\n";
   out << "init        " << ms_text(s.init_ms()) << " (load " << ms_text(s.load_ms) << ", optimize "
       << ms_text(s.optimize_ms) << ", plan " << ms_text(s.plan_ms) << "; cache " << s.cache << ")\n";
+  if (s.cache != "off")
+    out << "cache       key " << ms_text(s.times.key_ms) << ", open " << ms_text(s.times.open_ms) << ", map "
+        << ms_text(s.times.map_ms) << ", plan " << ms_text(s.plan_ms)
+        << (s.restored ? " (restored from the image)" : "") << ", store " << ms_text(s.times.store_ms) << "\n";
   out << "latency     median " << ms_text(median) << ", min " << ms_text(sorted.front()) << ", mean "
       << ms_text(mean) << ", max " << ms_text(sorted.back()) << " over " << runs << " runs after " << warmup
       << " warm-up\n";

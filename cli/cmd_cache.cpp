@@ -122,17 +122,24 @@ int run_verify(cache::Store* store, const std::string& path, bool repair, const 
     v.set("ok", ok);
     v.set("integrity", r.integrity);
     v.set("entries", r.entries);
+    v.set("images", r.images);
     json::Value bad = json::Value::array();
     for (const std::string& k : r.bad_keys) bad.push_back(k);
     v.set("bad", std::move(bad));
+    json::Value why = json::Value::array();
+    for (const std::string& p : r.problems) why.push_back(p);
+    v.set("problems", std::move(why));
     v.set("repaired", repair && !ok);
     std::cout << v.dump(2) << "\n";
   } else {
     std::cout << "cache      " << path << "\n"
               << "integrity  " << r.integrity << (r.integrity_ok || repair ? "" : " (nothing was changed; --repair moves it aside)")
               << "\n"
-              << "entries    " << r.entries << " checked, " << r.bad_keys.size() << " failed the checksum"
-              << (r.bad_keys.empty() ? "" : repair ? " (dropped)" : " (kept; --repair drops them)") << "\n";
+              << "entries    " << r.entries << " checked (" << r.images << " session images, every section), "
+              << r.bad_keys.size() << " bad" << (r.bad_keys.empty() ? "" : repair ? " (dropped)" : " (kept; --repair drops them)")
+              << "\n";
+    for (size_t i = 0; i < r.bad_keys.size() && i < r.problems.size(); ++i)
+      std::cout << "  " << r.bad_keys[i].substr(0, 16) << ": " << r.problems[i] << "\n";
   }
   return ok ? kExitOk : kExitBadInput;
 }
@@ -194,10 +201,11 @@ Command cache_command() {
   c.description =
       "The optimized-session cache holds optimized models keyed by everything that changes them\n"
       "(docs/cli.md, 'fusor cache'). list: entries, most recently used first. stats: entry count and\n"
-      "bytes against the bound. verify: SQLite's integrity check and every entry's checksum (exit 2\n"
-      "when anything is wrong); with --repair, bad entries are dropped and a damaged cache is moved\n"
-      "aside. clear: delete every entry. list, stats and verify change nothing; no action creates a\n"
-      "cache, and a file that is not a fusor cache is refused untouched (exit 2).";
+      "bytes against the bound. verify: SQLite's integrity check, every entry's checksum and every\n"
+      "session image's section checksums (exit 2 when anything is wrong); with --repair, bad entries\n"
+      "are dropped with their images, orphaned images swept and a damaged cache is moved aside.\n"
+      "clear: delete every entry and image. list, stats and verify change nothing; no action creates\n"
+      "a cache, and a file that is not a fusor cache is refused untouched (exit 2).";
   c.declare = [](ArgParser& p) {
     p.positional("ACTION", "list, stats, verify or clear")
         .option("cache", "FILE", "the cache file (default $XDG_CACHE_HOME/fusor/cache.db)")

@@ -69,6 +69,9 @@ RunSession open_run_session(const Args& args, bool profile) {
   s.optimize_ms = ps.optimize_ms;
   s.plan_ms = ps.plan_ms;
   s.cache = ps.cache;
+  s.times = ps.times;
+  s.restored = ps.restored;
+  s.prepacked_mapped = ps.prepacked_mapped;
   s.provider_nodes = ps.report.provider_nodes;
 
   std::vector<std::string> warnings;

@@ -16,6 +16,7 @@
 #include "engine/exec/executor.h"
 #include "core/ir/model.h"
 #include "engine/session/optimize.h"
+#include "engine/session/prepare.h"
 
 namespace fusor::cli {
 
@@ -29,10 +30,13 @@ struct RunSession {
   int threads = 0;
   double load_ms = 0, optimize_ms = 0, plan_ms = 0;
   std::string cache = "off";  // the optimized-session cache: "hit" | "miss" | "off"
+  CacheTimes times;           // key, open, map (hit), store (miss)
+  bool restored = false;      // the plan came from the session image
+  int64_t prepacked_mapped = 0;
   std::map<std::string, int64_t> provider_nodes;  // top-level nodes per provider (partitioning)
   double timeout_s = 0;                             // --timeout; 0 = none
   RunControl control;
-  double init_ms() const { return load_ms + optimize_ms + plan_ms; }
+  double init_ms() const { return load_ms + optimize_ms + plan_ms + times.store_ms; }
   // Starts the --timeout clock; the control to pass to Executor::run (nullptr without --timeout).
   const RunControl* start_timeout();
 };

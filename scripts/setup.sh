@@ -13,7 +13,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 PKGS=(cmake g++ make pkg-config git time ccache
       libonnx-dev libonnx-testdata python3 python3-onnx python3-numpy
-      libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev libssl-dev
+      libprotobuf-dev protobuf-compiler tao-pegtl-dev libfmt-dev libsqlite3-dev
+      libflatbuffers-dev flatbuffers-compiler libxxhash-dev  # the session image (cache/image_*.h)
       googletest libgtest-dev libgmock-dev libbenchmark-dev
       pybind11-dev python3-dev   # the fusor Python package (python/, docs/python.md)
       libxnnpack-dev libpthreadpool-dev  # the xnnpack provider (providers/xnnpack.provider)

@@ -1,4 +1,5 @@
 // ModelProto -> fusor::Model.
+#include <climits>
 #include <filesystem>
 #include <new>
 #include <unordered_map>
@@ -391,6 +392,18 @@ std::unique_ptr<Model> load_model_from_bytes(std::string bytes, const LoadOption
   if (!parse_proto_bytes(bytes, &mp)) throw_bad_input(name + ": not a valid ONNX model (truncated or corrupt protobuf)");
   std::string().swap(bytes);
   return import_model_proto(mp, opts, name, base_dir);
+}
+
+std::unique_ptr<Model> load_model_from_view(std::string_view bytes, const LoadOptions& opts, const std::string& name,
+                                            const std::string& base_dir) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    throw_bad_input(name + ": " + std::to_string(bytes.size()) +
+                    " bytes is over protobuf's 2 GB limit for one ONNX model (large weights belong in external data)");
+  onnx::ModelProto mp;
+  if (!parse_proto_bytes(bytes, &mp)) throw_bad_input(name + ": not a valid ONNX model (truncated or corrupt protobuf)");
+  auto model = import_model_proto(mp, opts, name, base_dir);
+  model->path = name;
+  return model;
 }
 
 }  // namespace fusor

@@ -14,6 +14,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,11 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
 std::unique_ptr<Model> load_model_from_bytes(std::string bytes, const LoadOptions& opts = {},
                                              const std::string& name = "<bytes>",
                                              const std::string& base_dir = ".");
+
+// Same, parsing bytes the caller keeps alive (a mapped file: the cache hashes and loads the same
+// mapping, reading the model once).
+std::unique_ptr<Model> load_model_from_view(std::string_view bytes, const LoadOptions& opts, const std::string& name,
+                                            const std::string& base_dir);
 
 struct SaveOptions {
   // Force external data (weights in OUT.data beside the model); otherwise only over 2 GB.

@@ -50,7 +50,7 @@ void parse_proto_file(const std::string& path, google::protobuf::MessageLite* ms
   if (!ok) throw_bad_input(path + ": not a valid " + what + " (truncated or corrupt protobuf)");
 }
 
-bool parse_proto_bytes(const std::string& bytes, google::protobuf::MessageLite* msg) {
+bool parse_proto_bytes(std::string_view bytes, google::protobuf::MessageLite* msg) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return false;
   google::protobuf::io::CodedInputStream cis(reinterpret_cast<const uint8_t*>(bytes.data()),
                                              static_cast<int>(bytes.size()));

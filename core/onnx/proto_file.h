@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include <google/protobuf/message_lite.h>
 
@@ -14,7 +15,7 @@ namespace fusor {
 // parsing fails.
 void parse_proto_file(const std::string& path, google::protobuf::MessageLite* msg, const char* what);
 // False when the bytes do not parse.
-bool parse_proto_bytes(const std::string& bytes, google::protobuf::MessageLite* msg);
+bool parse_proto_bytes(std::string_view bytes, google::protobuf::MessageLite* msg);
 // Whole file contents; BadInput naming the file when it cannot be read.
 std::string read_file_bytes(const std::string& path);
 

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "core/util/regular_file.h"
 #include "cache/external_refs.h"
 #include "cache/hash.h"
+#include "cache/image_model.h"
 #include "cache/key.h"
 #include "cache/payload.h"
 #include "cache/store.h"
@@ -19,6 +21,7 @@
 #include "engine/session/model_stats.h"
 #include "engine/session/optimized_stamp.h"
 #include "engine/session/rule_set_hash.h"
+#include "engine/session/session_image.h"
 #include "core/util/log.h"
 #include "core/util/stopwatch.h"
 
@@ -39,7 +42,8 @@ class ModelBytes {
     int fd = open_regular_file(s.path, &size, nullptr);  // a FIFO or device: no key (load refuses it)
     if (fd < 0) return;
     if (size > 0) {
-      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      // Populated: every page is read by the hash anyway, and one call maps them all.
+      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
       if (p != MAP_FAILED) {
         map_ = p;
         size_ = size;
@@ -55,6 +59,7 @@ class ModelBytes {
   ModelBytes(const ModelBytes&) = delete;
   ModelBytes& operator=(const ModelBytes&) = delete;
   bool ok() const { return ok_; }
+  bool mapped() const { return map_ != nullptr; }
   std::string_view view() const { return view_; }
 
  private:
@@ -86,13 +91,17 @@ std::string engine_identity() {
 }
 
 // `providers`: the catalog already loaded for the key (null: optimize() loads it).
+// `mapped`: the model file's bytes already mapped for the key (parsed from there: read once).
 OptimizedModel load_and_optimize(const ModelSource& source, const ShapeOverrides& overrides,
-                                 const OptimizeOptions& options, const ProviderCatalog* providers = nullptr) {
+                                 const OptimizeOptions& options, const ProviderCatalog* providers = nullptr,
+                                 const ModelBytes* mapped = nullptr) {
   OptimizedModel r;
   LoadOptions load;
   load.overrides = overrides;
   Stopwatch clock;
-  if (source.bytes.empty())
+  if (source.bytes.empty() && mapped && mapped->mapped())
+    r.model = load_model_from_view(mapped->view(), load, source.path, base_dir_of(source));
+  else if (source.bytes.empty())
     r.model = load_model(source.path, load);
   else
     r.model = load_model_from_bytes(source.bytes, load, display_name(source), base_dir_of(source));
@@ -127,7 +136,7 @@ std::optional<RuleInputs> rule_inputs(const OptimizeOptions& o) {
 }
 
 // The files the rule files import (rule_set_files() minus the ones the key hashed), with their
-// SHA-256: stored with an entry, checked on a hit.
+// hash: stored with an entry, checked on a hit.
 std::vector<std::pair<std::string, std::string>> imported_rule_files(const OptimizeOptions& o, const RuleInputs& in) {
   std::vector<std::pair<std::string, std::string>> deps;
   for (const std::string& f : rule_set_files(o, in.top_files)) {
@@ -135,7 +144,7 @@ std::vector<std::pair<std::string, std::string>> imported_rule_files(const Optim
         std::find(in.top_files.begin(), in.top_files.end(), f) != in.top_files.end())
       continue;
     std::string hex;
-    if (!cache::sha256_file(f, hex)) hex = "unreadable";
+    if (!cache::hash_file(f, hex)) hex = "unreadable";
     deps.emplace_back(f, hex);
   }
   return deps;
@@ -144,7 +153,7 @@ std::vector<std::pair<std::string, std::string>> imported_rule_files(const Optim
 bool deps_unchanged(const std::vector<std::pair<std::string, std::string>>& deps) {
   for (const auto& [path, hex] : deps) {
     std::string now;
-    if (!cache::sha256_file(path, now) || now != hex) {
+    if (!cache::hash_file(path, now) || now != hex) {
       FUSOR_LOG(Info) << "cache: imported rule file " << path << " changed; rebuilding the entry";
       return false;
     }
@@ -158,7 +167,7 @@ std::optional<std::string> key_from_bytes(std::string_view bytes, const ModelSou
   auto externals = cache::external_data_locations(bytes);
   if (!externals) return std::nullopt;
   cache::KeyBuilder k;
-  k.add("model", cache::sha256_hex(bytes));
+  k.add("model", cache::hash_hex(bytes));
   std::string base = base_dir_of(source);
   for (const std::string& loc : *externals) {
     k.add("external", loc);
@@ -201,8 +210,55 @@ std::optional<std::string> optimized_cache_key(const ModelSource& source, const 
   return key_from_bytes(bytes.view(), source, overrides, options, *rules);
 }
 
+namespace {
+
+// A hit: the entry's facts and image, decoded. nullopt (the entry dropped when it is damaged)
+// when it cannot be used.
+std::optional<OptimizedModel> use_entry(SessionImageState& st, const cache::Fetched& entry, const std::string& name) {
+  const std::string short_key = st.key.substr(0, 16);
+  cache::SessionFacts facts;
+  try {
+    facts = cache::decode_facts(entry.info);
+  } catch (const std::exception& e) {
+    st.store->drop(st.key, entry.payload, std::string("its facts do not decode (") + e.what() + ")");
+    return std::nullopt;
+  }
+  std::optional<cache::ImageRef> ref = cache::decode_image_ref(entry.payload);
+  if (!ref) {
+    st.store->drop(st.key, entry.payload, "not a session image reference");
+    return std::nullopt;
+  }
+  std::string why;
+  auto image = cache::MappedImage::open(st.store->images_dir() + "/" + ref->name, image_identity(),
+                                        cache::ImageCheck::Structure, &why);
+  if (!image) {
+    // Missing: another process evicted it after we read the entry (or someone removed it).
+    st.store->drop(st.key, entry.payload, "session image " + ref->name + " " + why);
+    return std::nullopt;
+  }
+  cache::DecodedImage d;
+  try {
+    d = cache::decode_image(image, name);
+  } catch (const Error& e) {
+    st.store->drop(st.key, entry.payload, std::string("session image does not decode (") + e.what() + ")");
+    return std::nullopt;
+  }
+  if (!deps_unchanged(facts.deps)) return std::nullopt;
+  OptimizedModel r;
+  r.model = std::move(d.model);
+  r.report.rules_fired = std::move(facts.rules_fired);
+  if (auto stamp = read_stamp(*r.model)) r.report.rule_set_hash = stamp->rule_set_hash;
+  r.nodes_before = facts.nodes_before;
+  r.ops_before = std::move(facts.ops_before);
+  st.image = std::move(image);
+  st.plan = std::move(d.plan);
+  return r;
+}
+
+}  // namespace
+
 OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& overrides,
-                              const OptimizeOptions& options, const CacheOptions& cache_opts) {
+                              const OptimizeOptions& options, const CacheOptions& cache_opts, bool store_now) {
   if (!cache_opts.enabled || options.trace)
     return load_and_optimize(source, overrides, options);
   std::string path = cache_opts.path.empty() ? cache::default_cache_path() : cache_opts.path;
@@ -215,66 +271,76 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   Stopwatch clock;
   std::optional<RuleInputs> rules = rule_inputs(options);
   if (!rules) return load_and_optimize(source, overrides, options);
+  ModelBytes bytes(source);  // kept: a miss parses these same bytes
   std::optional<std::string> key;
-  {
-    ModelBytes bytes(source);
-    if (bytes.ok()) key = key_from_bytes(bytes.view(), source, overrides, options, *rules);
-  }
-  double key_ms = clock.ms();
-  if (!key) return load_and_optimize(source, overrides, options);
+  if (bytes.ok()) key = key_from_bytes(bytes.view(), source, overrides, options, *rules);
+  CacheTimes times;
+  times.key_ms = clock.ms();
+  if (!key) return load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
   clock.reset();
   std::unique_ptr<cache::Store> store = cache::Store::open(path);
-  if (!store) return load_and_optimize(source, overrides, options);
-  double open_ms = clock.ms();
+  if (!store) return load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
+  auto st = std::make_shared<SessionImageState>();
+  st->store = std::move(store);
+  st->key = *key;
+  st->model_name = display_name(source);
+  const int64_t bound = cache_opts.max_bytes > 0 ? cache_opts.max_bytes : cache::default_max_bytes();
+  st->meta = {st->model_name, joined(options.providers, ","), opt_level_name(options.level)};
+  st->max_bytes = bound;
 
-  if (auto entry = store->get(*key)) {
-    double fetch_ms = clock.ms() - open_ms;
-    std::optional<cache::Decoded> d;
-    try {
-      d = cache::decode_entry(entry->info, std::move(entry->payload), display_name(source));
-    } catch (const Error& e) {
-      FUSOR_LOG(Warn) << "cache " << path << ": entry " << key->substr(0, 16) << " does not decode (" << e.what()
-                      << "); rebuilding it";
-    }
-    if (d && deps_unchanged(d->facts.deps)) {
-      OptimizedModel r;
-      r.model = std::move(d->model);
-      r.report.rules_fired = std::move(d->facts.rules_fired);
-      if (auto stamp = read_stamp(*r.model)) r.report.rule_set_hash = stamp->rule_set_hash;
-      r.nodes_before = d->facts.nodes_before;
-      r.ops_before = std::move(d->facts.ops_before);
-      r.load_ms = key_ms;
-      r.optimize_ms = clock.ms();
+  if (auto entry = st->store->get(*key)) {
+    times.open_ms = clock.ms();
+    clock.reset();
+    st->info = entry->info;  // a hit whose image has no plan for this session stores one with the same facts
+    if (std::optional<OptimizedModel> hit = use_entry(*st, *entry, st->model_name)) {
+      OptimizedModel r = std::move(*hit);
+      times.map_ms = clock.ms();
+      r.times = times;
+      r.load_ms = times.key_ms + times.open_ms + times.map_ms;
+      r.optimize_ms = 0;
       r.cache = "hit";
-      FUSOR_LOG(Info) << "cache hit " << key->substr(0, 16) << " in " << path << ": key " << key_ms << " ms, open "
-                      << open_ms << " ms, fetch " << fetch_ms << " ms, decode " << (r.optimize_ms - open_ms - fetch_ms)
-                      << " ms";
+      r.image = std::move(st);
+      FUSOR_LOG(Info) << "cache hit " << key->substr(0, 16) << " in " << path << ": key " << times.key_ms
+                      << " ms, open " << times.open_ms << " ms, map " << times.map_ms << " ms";
       return r;
     }
   }
   double lookup_ms = clock.ms();
 
-  OptimizedModel r = load_and_optimize(source, overrides, options, &*rules->providers);
+  OptimizedModel r = load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
   clock.reset();
-  try {
-    const int64_t bound = cache_opts.max_bytes > 0 ? cache_opts.max_bytes : cache::default_max_bytes();
-    // Weights alone over the bound (or protobuf's 2 GB limit): not worth serializing to find out.
-    constexpr int64_t kProtoLimit = (int64_t{1} << 31) - (int64_t{64} << 20);
-    const int64_t weights = model_stats(*r.model).initializer_bytes;
-    if (weights >= bound || weights >= kProtoLimit) {
-      FUSOR_LOG(Info) << "cache: " << weights << " bytes of weights exceed the bound; not stored";
-    } else {
+  const int64_t weights = model_stats(*r.model).initializer_bytes;
+  if (weights >= bound) {
+    FUSOR_LOG(Info) << "cache: " << weights << " bytes of weights exceed the bound; not stored";
+  } else {
+    try {
+      // The session runs the image form of the model, as a hit will: values numbered densely,
+      // nodes in the same order; the tensors still live in the loaded model's memory.
+      cache::ImageDataBuilder data;
+      std::string meta = cache::encode_image_meta(*r.model, nullptr, data);
+      // The decoded tensors keep `owner` alive, which takes the loaded model once decoding worked.
+      auto owner = std::make_shared<std::unique_ptr<Model>>();
+      cache::DecodedImage d = cache::decode_image(meta, data, owner, st->model_name);
+      d.model->path = r.model->path;
+      *owner = std::exchange(r.model, std::move(d.model));
       cache::SessionFacts facts{r.report.rules_fired, r.nodes_before, r.ops_before,
                                 imported_rule_files(options, *rules)};
-      cache::Encoded e = cache::encode_entry(*r.model, facts);
-      cache::EntryMeta meta{display_name(source), joined(options.providers, ","), opt_level_name(options.level)};
-      store->put(*key, meta, e.info, e.payload, bound);
+      st->info = cache::encode_facts(facts);
+      st->needs_store = true;
+      if (store_now) {
+        Stopwatch store_clock;
+        store_session_image(*st, *r.model, nullptr, "", nullptr, nullptr);
+        times.store_ms = store_clock.ms();
+      }
+      r.image = std::move(st);
+    } catch (const Error& e) {
+      FUSOR_LOG(Warn) << "cache " << path << ": the optimized model was not stored: " << e.what();
     }
-  } catch (const Error& e) {
-    FUSOR_LOG(Warn) << "cache " << path << ": the optimized model was not stored: " << e.what();
   }
   // Keying, looking up and storing are part of what a miss costs.
-  r.load_ms += key_ms;
+  times.open_ms = lookup_ms;
+  r.times = times;
+  r.load_ms += times.key_ms;
   r.optimize_ms += lookup_ms + clock.ms();
   r.cache = "miss";
   return r;

@@ -6,7 +6,10 @@
 //
 // Load and optimize go through the optimized-session cache (load_optimized,
 // engine/session/optimize_cached.h): PrepareOptions::use_cache, cache_path and cache_max_bytes
-// configure it; PreparedSession::cache says what happened.
+// configure it; PreparedSession::cache says what happened. A hit whose session image holds a plan
+// for this setup restores it (engine/session/session_image.h): kernels take their prepacked
+// constants from the mapped image and the memory plans are not recomputed. A miss stores the
+// image after planning, with that plan.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -40,14 +43,27 @@ struct PrepareOptions {
   int64_t cache_max_bytes = 0;       // 0 = $FUSOR_CACHE_MAX_MB or 1 GiB
 };
 
+// Where a cached init's time went (all zero with the cache off).
+struct CacheTimes {
+  double key_ms = 0;    // mapping + hashing the model, external data and rule texts
+  double open_ms = 0;   // opening the store, reading the entry
+  double map_ms = 0;    // hit: mapping, checking and decoding the image
+  double store_ms = 0;  // miss: writing the image and the entry
+};
+
 struct PreparedSession {
   std::unique_ptr<Model> model;
   std::unique_ptr<Executor> executor;
   OptimizeReport report;
   int64_t nodes_before = 0, nodes_after = 0;  // top-level nodes
+  // load_ms includes times.key_ms (and on a hit open_ms + map_ms); times.store_ms is separate.
   double load_ms = 0, optimize_ms = 0, save_ms = 0, plan_ms = 0;
+  CacheTimes times;
   std::string cache = "off";  // "hit" | "miss" | "off"
-  double init_ms() const { return load_ms + optimize_ms + save_ms + plan_ms; }
+  bool restored = false;      // the plan came from a session image (no packing, no planning)
+  // restored: prepacked constants the kernels got from the image / had to pack (none, normally)
+  int64_t prepacked_mapped = 0, prepacked_packed = 0;
+  double init_ms() const { return load_ms + optimize_ms + save_ms + plan_ms + times.store_ms; }
 };
 
 // Throws fusor::Error: BadInput for a bad model / rule file / other provider's model, Usage for

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# 4 concurrent processes x 20 `fusor optimize` each on one cache file. Each process cycles
-# through 4 option sets (4 distinct keys), so writers race for the same entries and readers hit
-# while others write. Every run must succeed without a cache warning, and the cache must verify
-# afterwards with exactly the 4 entries.
+# 4 concurrent processes x 20 runs each on one cache file, alternating `fusor optimize` (stores a
+# session image without a plan) and `fusor bench` (maps it, and adds the plan when it is missing).
+# Each process cycles through 4 option sets (4 distinct keys), so writers race for the same
+# entries and images, and readers map images while others replace them. Every run must succeed
+# without a cache warning, and the cache must verify afterwards (every image section) with
+# exactly the 4 entries and their 4 images.
 #   concurrent.sh FUSOR MODEL WORKDIR
 set -euo pipefail
 fusor=$1 model=$2 work=$3
@@ -18,8 +20,13 @@ worker() {
   local p=$1 i v rc
   for ((i = 0; i < runs; i++)); do
     v=${variants[$(((i + p) % ${#variants[@]}))]}
+    if ((i % 2 == 0)); then
+      cmd=(optimize "$model" -o "$work/out_$p.onnx")
+    else
+      cmd=(bench "$model" --runs 1 --warmup 0 --threads 1)
+    fi
     # shellcheck disable=SC2086
-    if ! "$fusor" optimize "$model" -o "$work/out_$p.onnx" --cache "$db" --json $v \
+    if ! "$fusor" "${cmd[@]}" --cache "$db" --json $v \
          >"$work/out_${p}_$i.json" 2>"$work/err_${p}_$i.txt"; then
       rc=$?
       echo "process $p run $i ($v) failed with exit $rc:"; cat "$work/err_${p}_$i.txt"
@@ -55,7 +62,11 @@ echo "$verify" | grep -q '"ok": true' || { echo "FAIL: verify: $verify"; exit 1;
 entries=$("$fusor" cache stats --cache "$db" --json | sed -n 's/.*"entries": \([0-9]*\).*/\1/p')
 [ "$entries" = "${#variants[@]}" ] || { echo "FAIL: $entries entries, expected ${#variants[@]}"; exit 1; }
 [ -z "$(ls "$work" | grep corrupt || true)" ] || { echo "FAIL: a file was moved aside"; exit 1; }
+images=$(echo "$verify" | sed -n 's/.*"images": \([0-9]*\).*/\1/p')
+[ "$images" = "${#variants[@]}" ] || { echo "FAIL: $images images verified, expected ${#variants[@]}"; exit 1; }
+files=$(ls "$db.images" | grep -c '\.fimg$' || true)
+[ "$files" = "${#variants[@]}" ] || { echo "FAIL: $files image files, expected ${#variants[@]}"; ls -la "$db.images"; exit 1; }
 
 awk -v s="$start" -v e="$end" -v p="$procs" -v r="$runs" -v h="$hits" -v m="$misses" 'BEGIN {
-  printf "PASS: %d processes x %d optimizes: %d hits, %d misses, %.2f s wall (%.0f ms per optimize per process)\n",
+  printf "PASS: %d processes x %d optimize/bench runs: %d hits, %d misses, %.2f s wall (%.0f ms per run per process)\n",
          p, r, h, m, e - s, (e - s) * 1000 / r }'
