@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "core/util/error.h"
 #include "kernels/nchwc/conv_kernels.h"
@@ -53,7 +54,8 @@ static_assert(nchwc_detail::kMaxSegments == kNchwcMaxKernelW);
 }  // namespace
 
 NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_per_group, int64_t k_h, int64_t k_w,
-                                   int64_t group, bool plain_input, int64_t block, std::optional<Isa> isa)
+                                   int64_t group, bool plain_input, int64_t block, std::optional<Isa> isa,
+                                   const Prepacker& pp)
     : out_c_(out_c),
       in_c_per_group_(in_c_per_group),
       k_h_(k_h),
@@ -71,11 +73,15 @@ NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_p
   depthwise_ = !plain_input && group > 1 && icg == 1 && ocg == 1;
   if (depthwise_) {
     steps_ = taps;
-    data_.assign(CBo * taps * B, 0.0f);
-    for (int64_t c = 0; c < M; ++c)
-      for (int64_t kh = 0; kh < k_h; ++kh)
-        for (int64_t kw = 0; kw < k_w; ++kw)
-          data_[((c / B) * taps + kw * k_h + kh) * B + c % B] = w[(c * k_h + kh) * k_w + kw];
+    const size_t n = static_cast<size_t>(CBo * taps * B);
+    data_ = pp.get("w.nchwc.B" + std::to_string(B) + ".dw", n * sizeof(float), [&](void* dst) {
+                float* d = static_cast<float*>(dst);
+                std::fill(d, d + n, 0.0f);
+                for (int64_t c = 0; c < M; ++c)
+                  for (int64_t kh = 0; kh < k_h; ++kh)
+                    for (int64_t kw = 0; kw < k_w; ++kw)
+                      d[((c / B) * taps + kw * k_h + kh) * B + c % B] = w[(c * k_h + kh) * k_w + kw];
+              }).share<float>();
     return;
   }
   const int64_t L = plain_input ? C : B;
@@ -102,22 +108,27 @@ NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_p
     total += g.nib * steps_ * g.blocks * B;
     groups_.push_back(g);
   }
-  data_.assign(total, 0.0f);
-  for (const PackGroup& g : groups_)
-    for (int64_t ib = 0; ib < g.nib; ++ib)
-      for (int64_t kw = 0; kw < k_w; ++kw)
-        for (int64_t kh = 0; kh < k_h; ++kh)
-          for (int64_t l = 0; l < L; ++l) {
-            const int64_t s = (kw * k_h + kh) * L + l;
-            const int64_t ic = plain_input ? l : (g.ib0 + ib) * B + l;
-            float* d = data_.data() + g.offset + ((ib * steps_ + s) * g.blocks) * B;
-            for (int64_t o = 0; o < g.blocks; ++o)
-              for (int64_t j = 0; j < B; ++j) {
-                const int64_t oc = (g.ob0 + o) * B + j;
-                if (oc >= M || ic >= C || ic / icg != oc / ocg) continue;
-                d[o * B + j] = w[((oc * icg + ic % icg) * k_h + kh) * k_w + kw];
-              }
-          }
+  const std::string name = "w.nchwc.B" + std::to_string(B) + ".O" + std::to_string(pack_blocks()) +
+                           (plain_input ? ".plain" : "");
+  data_ = pp.get(name, static_cast<size_t>(total) * sizeof(float), [&](void* dst) {
+              float* base = static_cast<float*>(dst);
+              std::fill(base, base + total, 0.0f);
+              for (const PackGroup& g : groups_)
+                for (int64_t ib = 0; ib < g.nib; ++ib)
+                  for (int64_t kw = 0; kw < k_w; ++kw)
+                    for (int64_t kh = 0; kh < k_h; ++kh)
+                      for (int64_t l = 0; l < L; ++l) {
+                        const int64_t s = (kw * k_h + kh) * L + l;
+                        const int64_t ic = plain_input ? l : (g.ib0 + ib) * B + l;
+                        float* d = base + g.offset + ((ib * steps_ + s) * g.blocks) * B;
+                        for (int64_t o = 0; o < g.blocks; ++o)
+                          for (int64_t j = 0; j < B; ++j) {
+                            const int64_t oc = (g.ob0 + o) * B + j;
+                            if (oc >= M || ic >= C || ic / icg != oc / ocg) continue;
+                            d[o * B + j] = w[((oc * icg + ic % icg) * k_h + kh) * k_w + kw];
+                          }
+                      }
+            }).share<float>();
 }
 
 void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x, float* y, const Epilogue& ep,
@@ -303,7 +314,7 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
         tr.x0 = x + n * in_image + ob * ib_stride + x_origin;
         tr.y0 = y + n * out_image + ob * out_plane;
         tr.z0 = ep.residual ? ep.residual + (tr.y0 - y) : nullptr;
-        tr.a.w = w.data_.data() + ob * S * B;
+        tr.a.w = w.data_.get() + ob * S * B;
         tr.a.bias = bias + ob * B;
         tr.last_tile = last_fn;
         if (run_fn && (last_fn || last_r(rs) == rs.R)) run_fn(tr);
@@ -331,7 +342,7 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       const int64_t tiles = OH * p.rs.nt, per = (tiles + split - 1) / split;
       const int64_t t0 = (it % split) * per, t1 = std::min(tiles, t0 + per);
       if (t0 >= t1) continue;
-      const float* w_g = w.data_.data() + g.offset;
+      const float* w_g = w.data_.get() + g.offset;
       for (int64_t c0 = 0; c0 < g.nib; c0 += p.chunk) {
         for (int64_t o0 = 0; o0 < g.blocks; o0 += p.o) {
           const int64_t o = std::min(p.o, g.blocks - o0);

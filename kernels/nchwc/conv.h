@@ -13,6 +13,11 @@
 // gets the block-diagonal weights of each block, zeros elsewhere); depthwise convs (group = C = M,
 // blocked input) have their own per-tap layout. Zeros pad every channel past C and M.
 //
+// The packed weights are one prepacked buffer (kernels/prepack.h) when a Prepacker is given (a
+// kernel's KernelInfo::prepack): "w.nchwc.B<block>.O<pack blocks>" (".dw" for depthwise, ".plain"
+// for NCHW input), so a session restored from an image maps them. The layout does not depend on
+// the ISA; FUSOR_NCHWC_PACK_O (the O in the name) does.
+//
 // Paths by ISA: AVX-512 and AVX2 run compiled tiles for B = 16; B = 8, the scalar ISA and pixel
 // strides without a compiled tile run the generic tile (same results, plain loops).
 //
@@ -21,6 +26,7 @@
 // tile while it is in L1); ep.scale must be 1. Padding lanes of Y get act(0 + Z's lane).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,6 +34,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/epilogue.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/prepack.h"
 
 namespace fusor {
 
@@ -38,7 +45,7 @@ class NchwcConvWeights {
  public:
   // w: [out_c, in_c_per_group, k_h, k_w]. plain_input: X is NCHW (group must be 1).
   NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_per_group, int64_t k_h, int64_t k_w, int64_t group,
-                   bool plain_input, int64_t block, std::optional<Isa> isa = {});
+                   bool plain_input, int64_t block, std::optional<Isa> isa = {}, const Prepacker& pp = {});
 
   int64_t out_c() const { return out_c_; }
   int64_t in_c() const { return in_c_per_group_ * group_; }
@@ -62,7 +69,7 @@ class NchwcConvWeights {
   Isa isa_ = Isa::Scalar;
   int64_t steps_ = 0;  // steps per input block: k_w * k_h * lanes (lanes: B, or C for plain input)
   std::vector<PackGroup> groups_;
-  std::vector<float> data_;
+  std::shared_ptr<const float> data_;  // the packed floats (a prepacked buffer)
 };
 
 // Y = epilogue(conv(X, W)); s.group and channel counts must match the weights (Internal error

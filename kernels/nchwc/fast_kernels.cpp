@@ -65,7 +65,8 @@ class FastConv : public FastKernel {
     const ValueType* xt = info.input_types.empty() ? nullptr : info.input_types[0];
     if (w && w->rank() == 4 && xt && xt->has_shape && attrs_.group > 0 && w->dim(0) % attrs_.group == 0 &&
         (xt->dims.size() == 5 || attrs_.group == 1))
-      weights_ = pack(*w, xt->dims.size() == 4);
+      weights_ = NchwcConvWeights(w->data<float>(), w->dim(0), w->dim(1), w->dim(2), w->dim(3), attrs_.group,
+                                  xt->dims.size() == 4, block_, std::nullopt, info.prepack);
   }
 
   void compute(KernelContext& ctx) override {

@@ -132,6 +132,14 @@ std::vector<Case> cases() {
                {false, true, false}, {Attribute::make_string("activation", "Tanh")}});
   v.push_back({"FusedMatMul transB", OpType("fusor", "FusedMatMul"), {rnd({2, 3, 9}, s++), rnd({12, 9}, s++)},
                {false, true}, {Attribute::make_int("transB", 1), Attribute::make_float("alpha", 0.5f)}});
+  // The blocked layout (kernels/nchwc): dense on blocked input, the NCHW-input stem, depthwise.
+  const OpType nchwc("fusor", "NchwcConv");
+  v.push_back({"NchwcConv blocked", nchwc, {rnd({1, 2, 6, 5, 16}, s++), rnd({20, 32, 3, 3}, s++), rnd({20}, s++)},
+               {false, true, true}, conv_attrs(1, {1, 1, 1, 1}, {1, 1})});
+  v.push_back({"NchwcConv NCHW input", nchwc, {rnd({1, 3, 9, 8}, s++), rnd({16, 3, 3, 3}, s++)}, {false, true},
+               conv_attrs(1, {1, 1, 1, 1}, {2, 2})});
+  v.push_back({"NchwcConv depthwise", nchwc, {rnd({1, 2, 7, 6, 16}, s++), rnd({32, 1, 3, 3}, s++)}, {false, true},
+               conv_attrs(32, {1, 1, 1, 1}, {1, 1})});
   for (Case& c : v)
     if (c.op.domain() == kFusorDomain) c.opset = 1;
   return v;
