@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <string>
 
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
@@ -79,12 +80,14 @@ class FastRecurrent final : public FastKernel {
     const int64_t GH = G_ * H_;
     for (int64_t d = 0; d < num_dir_; ++d) {
       const float* wd = w->data<float>() + d * GH * I_;
-      if (I_ > 0) w_.emplace_back(MatrixRef{wd, I_, true}, I_, GH);
+      const std::string dn = ".d" + std::to_string(d);
+      if (I_ > 0) w_.emplace_back(MatrixRef{wd, I_, true}, I_, GH, std::nullopt, info.prepack, "wt" + dn);
       const float* rd = r->data<float>() + d * GH * H_;
-      std::vector<float> rt(static_cast<size_t>(H_ * GH));
-      for (int64_t j = 0; j < GH; ++j)
-        for (int64_t k = 0; k < H_; ++k) rt[k * GH + j] = rd[j * H_ + k];
-      rt_.push_back(std::move(rt));
+      rt_.push_back(info.prepacked("rt" + dn, static_cast<size_t>(H_ * GH) * sizeof(float), [&](void* dst) {
+        float* rt = static_cast<float*>(dst);
+        for (int64_t j = 0; j < GH; ++j)
+          for (int64_t k = 0; k < H_; ++k) rt[k * GH + j] = rd[j * H_ + k];
+      }));
     }
     usable_ = I_ > 0;
   }
@@ -157,7 +160,7 @@ class FastRecurrent final : public FastKernel {
         if (c0) std::memcpy(c + b * H, c0->data<float>() + state_at(b), sizeof(float) * H);
         else std::fill(c + b * H, c + (b + 1) * H, 0.0f);
       }
-      const float* rt = rt_[d].data();
+      const float* rt = rt_[d].as<float>();
       const float* pd = peep ? peep->data<float>() + d * 3 * H : nullptr;
       for (int64_t step = 0; step < S; ++step) {
         auto t_of = [&](int64_t b) { return reverse ? len[b] - 1 - step : step; };
@@ -232,7 +235,7 @@ class FastRecurrent final : public FastKernel {
   bool reverse_only_ = false, input_forget_ = false, lbr_ = false;
   float clip_ = 0.0f;
   std::vector<PackedB> w_;               // per direction: Wᵀ (I x G*H)
-  std::vector<std::vector<float>> rt_;   // per direction: Rᵀ (H x G*H), row-major
+  std::vector<PrepackedBuffer> rt_;      // per direction: Rᵀ (H x G*H), row-major
 };
 
 template <Cell cell>

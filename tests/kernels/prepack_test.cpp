@@ -132,6 +132,11 @@ std::vector<Case> cases() {
                {false, true, false}, {Attribute::make_string("activation", "Tanh")}});
   v.push_back({"FusedMatMul transB", OpType("fusor", "FusedMatMul"), {rnd({2, 3, 9}, s++), rnd({12, 9}, s++)},
                {false, true}, {Attribute::make_int("transB", 1), Attribute::make_float("alpha", 0.5f)}});
+  v.push_back({"LSTM", OpType::onnx("LSTM"), {rnd({3, 2, 5}, s++), rnd({1, 16, 5}, s++), rnd({1, 16, 4}, s++)},
+               {false, true, true}, {Attribute::make_int("hidden_size", 4)}, 14});
+  v.push_back({"GRU bidirectional", OpType::onnx("GRU"), {rnd({4, 1, 3}, s++), rnd({2, 9, 3}, s++), rnd({2, 9, 3}, s++)},
+               {false, true, true},
+               {Attribute::make_int("hidden_size", 3), Attribute::make_string("direction", "bidirectional")}, 14});
   // The blocked layout (kernels/nchwc): dense on blocked input, the NCHW-input stem, depthwise.
   const OpType nchwc("fusor", "NchwcConv");
   v.push_back({"NchwcConv blocked", nchwc, {rnd({1, 2, 6, 5, 16}, s++), rnd({20, 32, 3, 3}, s++), rnd({20}, s++)},
