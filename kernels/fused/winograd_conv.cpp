@@ -155,7 +155,7 @@ class FastWinogradConv : public FastFusedKernel {
  public:
   explicit FastWinogradConv(const KernelInfo& info) : FastFusedKernel(info), attrs_(info.n()) {
     if (const Tensor* u = const_float(info, 1); u && u->rank() == 4 && u->dim(0) == attrs_.tile + 2)
-      weights_ = WinogradWeights(u->data<float>(), attrs_.tile, u->dim(2), u->dim(3));
+      weights_ = WinogradWeights(u->data<float>(), attrs_.tile, u->dim(2), u->dim(3), std::nullopt, info.prepack);
   }
 
   void compute(KernelContext& ctx) override {

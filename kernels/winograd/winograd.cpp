@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "core/util/error.h"
 #include "kernels/thread_pool.h"
@@ -58,7 +59,8 @@ struct Scratch {
 
 }  // namespace
 
-WinogradWeights::WinogradWeights(const float* u, int m, int64_t in_c, int64_t out_c, std::optional<Isa> isa)
+WinogradWeights::WinogradWeights(const float* u, int m, int64_t in_c, int64_t out_c, std::optional<Isa> isa,
+                                 const Prepacker& pp)
     : m_(m), in_c_(in_c), out_c_(out_c) {
   if (!winograd::supported_tile(m)) throw Error(ErrorKind::Internal, "winograd: unsupported tile " + std::to_string(m));
   const KernelSet& ks = winograd_detail::kernels(isa ? *isa : active_isa());
@@ -67,17 +69,21 @@ WinogradWeights::WinogradWeights(const float* u, int m, int64_t in_c, int64_t ou
   cp_ = round_up(in_c, ks.lanes);
   kp_ = round_up(out_c, ks.nr);
   const int64_t nr = ks.nr, nkb = kp_ / nr;
-  data_ = aligned_floats(static_cast<size_t>(nkb * aa * cp_ * nr));
-  float* d = data_.get();
-  for (int64_t kb = 0; kb < nkb; ++kb)
-    for (int64_t xi = 0; xi < aa; ++xi)
-      for (int64_t c = 0; c < cp_; ++c) {
-        float* dst = d + ((kb * aa + xi) * cp_ + c) * nr;
-        for (int64_t j = 0; j < nr; ++j) {
-          const int64_t k = kb * nr + j;
-          dst[j] = c < in_c && k < out_c ? u[(xi * in_c + c) * out_c + k] : 0.0f;
-        }
-      }
+  // The layout (lanes, nr) follows the ISA's kernel set: the ISA is in the name.
+  const std::string name = "u.wino.m" + std::to_string(m) + "/" + isa_name(isa_);
+  const size_t bytes = static_cast<size_t>(nkb * aa * cp_ * nr) * sizeof(float);
+  data_ = pp.get(name, bytes, [&](void* dst_buf) {
+              float* d = static_cast<float*>(dst_buf);
+              for (int64_t kb = 0; kb < nkb; ++kb)
+                for (int64_t xi = 0; xi < aa; ++xi)
+                  for (int64_t c = 0; c < cp_; ++c) {
+                    float* dst = d + ((kb * aa + xi) * cp_ + c) * nr;
+                    for (int64_t j = 0; j < nr; ++j) {
+                      const int64_t k = kb * nr + j;
+                      dst[j] = c < in_c && k < out_c ? u[(xi * in_c + c) * out_c + k] : 0.0f;
+                    }
+                  }
+            }).share<float>();
 }
 
 void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const float* x, float* y, const Epilogue& ep,

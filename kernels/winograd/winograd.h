@@ -24,6 +24,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/epilogue.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/prepack.h"
 
 namespace fusor {
 
@@ -33,12 +34,15 @@ struct WinogradShape {
   int64_t pad_t = 0, pad_l = 0;  // bottom/right padding is implied by out_h/out_w
 };
 
-// Transformed filters packed for one ISA's kernel.
+// Transformed filters packed for one ISA's kernel. Given a Prepacker (a kernel's
+// KernelInfo::prepack), the packed U is the prepacked buffer "u.wino.m<m>/<isa>" (kernels/prepack.h),
+// so a session restored from an image maps it.
 class WinogradWeights {
  public:
   WinogradWeights() = default;
   // u: (a, a, in_c, out_c) row-major, a = m + 2.
-  WinogradWeights(const float* u, int m, int64_t in_c, int64_t out_c, std::optional<Isa> isa = {});
+  WinogradWeights(const float* u, int m, int64_t in_c, int64_t out_c, std::optional<Isa> isa = {},
+                  const Prepacker& pp = {});
 
   bool empty() const { return !data_; }
   int m() const { return m_; }
@@ -49,7 +53,7 @@ class WinogradWeights {
  private:
   friend void winograd_conv2d(const WinogradWeights&, const WinogradShape&, const float*, float*, const Epilogue&,
                               const GemmRun&);
-  std::shared_ptr<float[]> data_;
+  std::shared_ptr<const float> data_;
   int m_ = 4;
   Isa isa_ = Isa::Scalar;
   int64_t in_c_ = 0, out_c_ = 0, cp_ = 0, kp_ = 0;

@@ -145,6 +145,11 @@ std::vector<Case> cases() {
                conv_attrs(1, {1, 1, 1, 1}, {2, 2})});
   v.push_back({"NchwcConv depthwise", nchwc, {rnd({1, 2, 7, 6, 16}, s++), rnd({32, 1, 3, 3}, s++)}, {false, true},
                conv_attrs(32, {1, 1, 1, 1}, {1, 1})});
+  // Winograd F(4,3): the transformed filters U (6, 6, C, K), packed for the ISA's kernel.
+  v.push_back({"WinogradConv F(4,3)", OpType("fusor", "WinogradConv"), {rnd({1, 5, 9, 8}, s++), rnd({6, 6, 5, 7}, s++)},
+               {false, true},
+               {Attribute::make_int("tile", 4), Attribute::make_ints("pads", {1, 1, 1, 1}),
+                Attribute::make_ints("strides", {1, 1}), Attribute::make_ints("kernel_shape", {3, 3})}});
   for (Case& c : v)
     if (c.op.domain() == kFusorDomain) c.opset = 1;
   return v;
