@@ -60,7 +60,9 @@ class Encoder {
     for (const Dim& d : t.dims) dims.push_back(fb::CreateDim(b, d.value, d.param.empty() ? 0 : str(d.param)));
     auto dv = b.CreateVector(dims);
     auto op = t.opaque.empty() ? 0 : bytes(t.opaque);
-    return fb::CreateValueType(b, static_cast<int32_t>(t.elem), t.has_shape, dv, op);
+    Offset<fb::ValueType> element = t.element ? type(*t.element) : 0;
+    return fb::CreateValueType(b, static_cast<int32_t>(t.elem), t.has_shape, dv, op, static_cast<int32_t>(t.kind),
+                               element);
   }
 
   Offset<fb::Attribute> attribute(const Attribute& a, const std::vector<uint32_t>& map) {
@@ -222,6 +224,12 @@ class Decoder {
         v.dims.push_back(std::move(x));
       }
     v.opaque = bytes_of(t->opaque());
+    if (t->kind() < 0 || t->kind() > static_cast<int32_t>(TypeKind::Opaque)) bad("a value type of unknown kind");
+    v.kind = static_cast<TypeKind>(t->kind());
+    if (t->element()) {
+      // Nesting is bounded by the flatbuffer verifier's max_depth (decode_model below).
+      v.element = std::make_shared<const ValueType>(type(t->element()));
+    }
     return v;
   }
 
