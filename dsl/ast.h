@@ -270,6 +270,7 @@ struct RuleFile {
   std::vector<std::unique_ptr<RuleDecl>> rules;
   std::vector<std::unique_ptr<PatternDecl>> patterns;
   bool has_errors = false;  // syntax or semantic errors in this file
+  std::string source;       // the text that was parsed (the session's rule cache compares it)
 };
 
 }  // namespace fusor::dsl

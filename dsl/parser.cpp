@@ -127,6 +127,7 @@ class Loader {
       text = &contents;
     }
     auto file = parse_rule_text(path, *text, diags_);
+    file->source = *text;
     stack_.emplace_back(key, path);
     const size_t errors_before = diags_.error_count();
     for (const auto& imp : file->imports) load(imp.resolved_path, nullptr, &imp);

@@ -8,9 +8,7 @@
 #include "core/util/error.h"
 #include "core/util/log.h"
 #include "dsl/provider.h"
-#include "dsl/rules.h"
 #include "engine/rewrite/kernel_gate.h"
-#include "dsl/lower.h"
 #include "engine/rewrite/passes.h"
 #include "engine/rewrite/runner.h"
 #include "engine/session/explain_rule.h"
@@ -18,18 +16,10 @@
 #include "engine/session/optimized_stamp.h"
 #include "engine/session/partition.h"
 #include "kernels/kernel.h"
+#include "engine/session/rule_cache.h"
 #include "engine/session/rule_set_hash.h"
 
 namespace fusor {
-
-namespace {
-
-// The diagnostics travel in the error's text (a notebook or a host app sees no stderr).
-[[noreturn]] void fail_with(const dsl::Diagnostics& diags, const std::string& what) {
-  throw_bad_input(diags.error_text(what + ": ", "rule files"));
-}
-
-}  // namespace
 
 std::vector<std::string> default_rule_files(OptLevel level, const std::string& provider, const std::string& root) {
   if (level == OptLevel::Disabled) return {};
@@ -86,25 +76,6 @@ std::vector<std::string> optimize_rule_files(const OptimizeOptions& options, con
   return files;
 }
 
-std::vector<Rule> load_optimize_rules(const OptimizeOptions& options, const std::vector<std::string>& files) {
-  if (files.empty()) return {};
-  dsl::CheckOptions copts;
-  // Rules are checked at the newest opset whatever the model's (docs/rules-reference.md, "Checks"):
-  // they are written in the newest form, the matcher lifts older forms and rewrites are re-expressed
-  // in the model's opset; `opset()` guards read the model's. Checking at the model's opset rejected
-  // the shipped basic rules for opset-11 models (PaddleOCR det: Dropout's and Unsqueeze's inputs).
-  copts.opset = 0;
-  dsl::Diagnostics diags;
-  dsl::RuleSet set = dsl::load_rules(files, copts, diags);
-  if (diags.has_errors()) fail_with(diags, "rules");
-  std::vector<Rule> rules = lower_rules(set.select(options.level, options.providers.front()), diags);
-  if (diags.has_errors()) fail_with(diags, "rules");
-  if (!diags.empty()) {
-    FUSOR_LOG(Warn) << "rule files:\n" << diags.str();  // warnings
-  }
-  return rules;
-}
-
 OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   for (const std::string& p : options.providers) check_provider(p);
   if (options.level == OptLevel::Disabled) return optimize(model, options, ProviderCatalog());
@@ -118,7 +89,9 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options, const Prov
   if (!options.explain_rule.empty()) report.explain = describe_explained_rule(options, model.opset(""));
   if (options.level == OptLevel::Disabled) return report;
   const std::vector<std::string> files = optimize_rule_files(options, providers.first());
-  std::vector<Rule> rules = load_optimize_rules(options, files);
+  // Parsed, checked and lowered once per process while the files are unchanged (rule_cache.h).
+  const std::shared_ptr<const LoadedRuleSet> loaded = load_rule_set(files, options.level, options.providers.front());
+  const std::vector<Rule>& rules = loaded->rules;
   // --disable names a rule of the loaded set or a built-in pass; anything else is a typo.
   std::set<std::string> known = {kConstantFolding, kDeadCode, kCse, kInitializerDedup};
   for (const Rule& r : rules) known.insert(r.name);
@@ -141,7 +114,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options, const Prov
   report.skipped = rep.skipped;
   for (const auto& [name, n] : rep.rules_fired) report.rules_fired[name] = n;
   for (const TraceRecord& t : rep.trace) report.trace.push_back(t.str());
-  report.rule_set_hash = rule_set_hash(options, files);
+  report.rule_set_hash = rule_set_hash_of_files(options, loaded->files, files);
   stamp_optimized(model, options, report.rule_set_hash);
   report.provider_nodes = partition_model(model, providers, false).nodes_per_provider;
   FUSOR_LOG(Info) << "level '" << opt_level_name(options.level) << "': " << rules.size() << " rules, "

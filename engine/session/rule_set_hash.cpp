@@ -38,6 +38,18 @@ std::vector<std::string> provider_files(const OptimizeOptions& o) {
   return files;
 }
 
+// Provider definitions, then the rule files read, then top-level files that could not be read at
+// all (they still count).
+std::vector<std::string> files_in_hash_order(const OptimizeOptions& o, const std::vector<std::string>& read,
+                                             const std::vector<std::string>& top) {
+  std::vector<std::string> out = provider_files(o);
+  std::vector<std::string> seen = read;
+  for (const std::string& f : top)
+    if (std::find(seen.begin(), seen.end(), f) == seen.end()) seen.push_back(f);
+  out.insert(out.end(), seen.begin(), seen.end());
+  return out;
+}
+
 std::vector<std::string> top_rule_files(const OptimizeOptions& o) {
   std::vector<std::string> files;
   if (!o.no_default_rules && o.level != OptLevel::Disabled && !o.providers.empty()) {
@@ -51,33 +63,10 @@ std::vector<std::string> top_rule_files(const OptimizeOptions& o) {
   return files;
 }
 
-}  // namespace
-
-std::vector<std::string> rule_set_files(const OptimizeOptions& options) {
-  return rule_set_files(options, top_rule_files(options));
-}
-
-std::vector<std::string> rule_set_files(const OptimizeOptions& options, const std::vector<std::string>& top) {
-  std::vector<std::string> out = provider_files(options);
-  if (top.empty()) return out;
-  dsl::Diagnostics diags;  // errors are optimize()'s to report
-  auto parsed = dsl::parse_rule_files(top, diags);
-  std::vector<std::string> seen;
-  for (const auto& f : parsed)
-    if (f) seen.push_back(f->path);
-  // Top-level files that failed to parse at all still count.
-  for (const std::string& f : top)
-    if (std::find(seen.begin(), seen.end(), f) == seen.end()) seen.push_back(f);
-  out.insert(out.end(), seen.begin(), seen.end());
-  return out;
-}
-
-std::string rule_set_hash(const OptimizeOptions& options) { return rule_set_hash(options, top_rule_files(options)); }
-
-std::string rule_set_hash(const OptimizeOptions& options, const std::vector<std::string>& top_files) {
+std::string hash_files(const OptimizeOptions& options, const std::vector<std::string>& files) {
   Fnv64 h;
   h.part("fusor-rule-set-1");
-  for (const std::string& path : rule_set_files(options, top_files)) {
+  for (const std::string& path : files) {
     std::string text;
     if (dsl::read_text_file(path, text)) {
       h.part("file");
@@ -94,6 +83,33 @@ std::string rule_set_hash(const OptimizeOptions& options, const std::vector<std:
   for (const std::string& d : disabled) h.part(d);
   h.part(options.no_default_rules ? "no-default-rules" : "default-rules");
   return h.hex();
+}
+
+}  // namespace
+
+std::vector<std::string> rule_set_files(const OptimizeOptions& options) {
+  return rule_set_files(options, top_rule_files(options));
+}
+
+std::vector<std::string> rule_set_files(const OptimizeOptions& options, const std::vector<std::string>& top) {
+  if (top.empty()) return provider_files(options);
+  dsl::Diagnostics diags;  // errors are optimize()'s to report
+  auto parsed = dsl::parse_rule_files(top, diags);
+  std::vector<std::string> read;
+  for (const auto& f : parsed)
+    if (f) read.push_back(f->path);
+  return files_in_hash_order(options, read, top);
+}
+
+std::string rule_set_hash(const OptimizeOptions& options) { return rule_set_hash(options, top_rule_files(options)); }
+
+std::string rule_set_hash(const OptimizeOptions& options, const std::vector<std::string>& top_files) {
+  return hash_files(options, rule_set_files(options, top_files));
+}
+
+std::string rule_set_hash_of_files(const OptimizeOptions& options, const std::vector<std::string>& read,
+                                   const std::vector<std::string>& top_files) {
+  return hash_files(options, files_in_hash_order(options, read, top_files));
 }
 
 }  // namespace fusor

@@ -23,6 +23,11 @@ std::string rule_set_hash(const OptimizeOptions& options);
 // files for the level, then --rules), so no provider definition is parsed again.
 std::string rule_set_hash(const OptimizeOptions& options, const std::vector<std::string>& top_files);
 
+// The same over the rule files already read by a loader (`read`: every rule file, imports included,
+// in load order: LoadedRuleSet::files; `top_files` as above), so nothing is parsed again.
+std::string rule_set_hash_of_files(const OptimizeOptions& options, const std::vector<std::string>& read,
+                                   const std::vector<std::string>& top_files);
+
 // The rule and provider files rule_set_hash reads, in hashing order (for diagnostics and tests).
 std::vector<std::string> rule_set_files(const OptimizeOptions& options);
 std::vector<std::string> rule_set_files(const OptimizeOptions& options, const std::vector<std::string>& top_files);
