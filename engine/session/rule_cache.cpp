@@ -57,7 +57,9 @@ std::shared_ptr<const LoadedRuleSet> load_rule_set(const std::vector<std::string
     for (const Entry& e : c.entries) {
       if (e.top == files && e.level == level && e.provider == provider && unchanged(e)) {
         ++c.stats.hits;
-        if (!e.loaded->warnings.empty()) FUSOR_LOG(Warn) << "rule files:\n" << e.loaded->warnings;
+        if (!e.loaded->warnings.empty()) {
+          FUSOR_LOG(Warn) << "rule files:\n" << e.loaded->warnings;
+        }
         return e.loaded;
       }
     }
@@ -83,7 +85,9 @@ std::shared_ptr<const LoadedRuleSet> load_rule_set(const std::vector<std::string
       entry.texts.emplace_back(f->path, f->source);
     }
   }
-  if (!loaded->warnings.empty()) FUSOR_LOG(Warn) << "rule files:\n" << loaded->warnings;
+  if (!loaded->warnings.empty()) {
+    FUSOR_LOG(Warn) << "rule files:\n" << loaded->warnings;
+  }
   entry.loaded = loaded;
   std::lock_guard<std::mutex> lock(c.mu);
   ++c.stats.misses;
