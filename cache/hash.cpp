@@ -1,9 +1,11 @@
 #include "cache/hash.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
 
 #include "core/util/regular_file.h"
 #include <cstdint>
@@ -52,23 +54,31 @@ std::string hash_hex(std::string_view bytes) {
   return h.hex();
 }
 
+bool hash_fd(int fd, uint64_t size, std::string& hex) {
+  // 256 KB: stays in L2 between the kernel's copy and the hash (measured best of 64 KB-1 MB).
+  constexpr size_t kChunk = size_t{256} << 10;
+  std::unique_ptr<char[]> buf(new char[kChunk]);
+  Hasher h;
+  uint64_t off = 0;
+  while (off < size) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, size - off));
+    const ssize_t n = ::pread(fd, buf.get(), want, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    h.update(buf.get(), static_cast<size_t>(n));
+    off += static_cast<uint64_t>(n);
+  }
+  hex = h.hex();
+  return true;
+}
+
 bool hash_file(const std::string& path, std::string& hex) {
   size_t size = 0;
   int fd = open_regular_file(path, &size, nullptr);
   if (fd < 0) return false;
-  Hasher h;
-  if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd);
-      return false;
-    }
-    h.update(p, size);
-    ::munmap(p, size);
-  }
+  const bool ok = hash_fd(fd, size, hex);
   ::close(fd);
-  hex = h.hex();
-  return true;
+  return ok;
 }
 
 uint64_t hash64(const void* data, size_t bytes) { return XXH3_64bits(data, bytes); }

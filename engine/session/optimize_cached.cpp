@@ -29,7 +29,10 @@ namespace fusor {
 
 namespace {
 
-// A read-only view of a model file's bytes (memory-mapped), or of in-memory bytes.
+// A read-only view of a model file's bytes (memory-mapped), or of in-memory bytes, and their hash.
+// The file's hash is read through pread (cache/hash.h says why), from the same open file as the
+// mapping; the mapping is not populated: on a hit only the few pages external_data_locations
+// reads are touched, on a miss the loader parses from it.
 class ModelBytes {
  public:
   explicit ModelBytes(const ModelSource& s) {
@@ -39,11 +42,10 @@ class ModelBytes {
       return;
     }
     size_t size = 0;
-    int fd = open_regular_file(s.path, &size, nullptr);  // a FIFO or device: no key (load refuses it)
-    if (fd < 0) return;
+    fd_ = open_regular_file(s.path, &size, nullptr);  // a FIFO or device: no key (load refuses it)
+    if (fd_ < 0) return;
     if (size > 0) {
-      // Populated: every page is read by the hash anyway, and one call maps them all.
-      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd_, 0);
       if (p != MAP_FAILED) {
         map_ = p;
         size_ = size;
@@ -51,18 +53,26 @@ class ModelBytes {
         ok_ = true;
       }
     }
-    ::close(fd);
   }
   ~ModelBytes() {
     if (map_) ::munmap(map_, size_);
+    if (fd_ >= 0) ::close(fd_);
   }
   ModelBytes(const ModelBytes&) = delete;
   ModelBytes& operator=(const ModelBytes&) = delete;
   bool ok() const { return ok_; }
   bool mapped() const { return map_ != nullptr; }
   std::string_view view() const { return view_; }
+  // XXH3-128 hex of the bytes; nullopt when the file cannot be read back whole.
+  std::optional<std::string> hash() const {
+    if (!map_) return cache::hash_hex(view_);
+    std::string hex;
+    if (!cache::hash_fd(fd_, size_, hex)) return std::nullopt;
+    return hex;
+  }
 
  private:
+  int fd_ = -1;
   void* map_ = nullptr;
   size_t size_ = 0;
   std::string_view view_;
@@ -161,13 +171,15 @@ bool deps_unchanged(const std::vector<std::pair<std::string, std::string>>& deps
   return true;
 }
 
-std::optional<std::string> key_from_bytes(std::string_view bytes, const ModelSource& source,
+std::optional<std::string> key_from_bytes(const ModelBytes& model, const ModelSource& source,
                                           const ShapeOverrides& overrides, const OptimizeOptions& options,
                                           const RuleInputs& rules) {
-  auto externals = cache::external_data_locations(bytes);
+  auto externals = cache::external_data_locations(model.view());
   if (!externals) return std::nullopt;
+  std::optional<std::string> model_hash = model.hash();
+  if (!model_hash) return std::nullopt;
   cache::KeyBuilder k;
-  k.add("model", cache::hash_hex(bytes));
+  k.add("model", *model_hash);
   std::string base = base_dir_of(source);
   for (const std::string& loc : *externals) {
     k.add("external", loc);
@@ -207,7 +219,7 @@ std::optional<std::string> optimized_cache_key(const ModelSource& source, const 
   if (!bytes.ok()) return std::nullopt;
   std::optional<RuleInputs> rules = rule_inputs(options);
   if (!rules) return std::nullopt;
-  return key_from_bytes(bytes.view(), source, overrides, options, *rules);
+  return key_from_bytes(bytes, source, overrides, options, *rules);
 }
 
 namespace {
@@ -273,7 +285,7 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   if (!rules) return load_and_optimize(source, overrides, options);
   ModelBytes bytes(source);  // kept: a miss parses these same bytes
   std::optional<std::string> key;
-  if (bytes.ok()) key = key_from_bytes(bytes.view(), source, overrides, options, *rules);
+  if (bytes.ok()) key = key_from_bytes(bytes, source, overrides, options, *rules);
   CacheTimes times;
   times.key_ms = clock.ms();
   if (!key) return load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
