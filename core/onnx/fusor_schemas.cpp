@@ -293,23 +293,23 @@ void infer_lookup(InferenceContext& ctx) {
 
 // The inference a catalog entry's shape rule names (core/ops/fusor_ops.h).
 std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig) {
-  const std::string& rule = sig.shape;
-  const size_t space = rule.find(' ');
-  const std::string kind = rule.substr(0, space);
-  const std::string base = space == std::string::npos ? "" : rule.substr(space + 1);
-  if (kind == "as") return [base](InferenceContext& c) { run_onnx_inference(base.c_str(), c); };
-  if (kind == "nhwc") return [base](InferenceContext& c) { infer_nhwc(base.c_str(), c); };
-  if (kind == "matmul") return infer_fused_matmul;
-  if (kind == "attention") return infer_attention;
-  if (kind == "packed_attention") return infer_packed_attention;
-  if (kind == "winograd_conv") return infer_winograd_conv;
-  if (kind == "to_nchwc") return infer_reorder_to_nchwc;
-  if (kind == "from_nchwc") return infer_reorder_from_nchwc;
-  if (kind == "nchwc_conv") return [](InferenceContext& c) { infer_nchwc("Conv", c, true); };
-  if (kind == "nchwc") return [base](InferenceContext& c) { infer_nchwc(base.c_str(), c, false); };
-  if (kind == "qmatmul") return [](InferenceContext& c) { infer_qmatmul(c, false); };
-  if (kind == "qmatmul_float") return [](InferenceContext& c) { infer_qmatmul(c, true); };
-  if (kind == "lookup") return infer_lookup;
+  const std::string base = sig.shape_op;
+  switch (sig.shape_rule) {
+    case ShapeRule::LikeInput0: return infer_like_input;
+    case ShapeRule::As: return [base](InferenceContext& c) { run_onnx_inference(base.c_str(), c); };
+    case ShapeRule::Nhwc: return [base](InferenceContext& c) { infer_nhwc(base.c_str(), c); };
+    case ShapeRule::MatMul: return infer_fused_matmul;
+    case ShapeRule::Attention: return infer_attention;
+    case ShapeRule::PackedAttention: return infer_packed_attention;
+    case ShapeRule::WinogradConv: return infer_winograd_conv;
+    case ShapeRule::ToNchwc: return infer_reorder_to_nchwc;
+    case ShapeRule::FromNchwc: return infer_reorder_from_nchwc;
+    case ShapeRule::NchwcConv: return [](InferenceContext& c) { infer_nchwc("Conv", c, true); };
+    case ShapeRule::Nchwc: return [base](InferenceContext& c) { infer_nchwc(base.c_str(), c, false); };
+    case ShapeRule::QMatMul: return [](InferenceContext& c) { infer_qmatmul(c, false); };
+    case ShapeRule::QMatMulFloat: return [](InferenceContext& c) { infer_qmatmul(c, true); };
+    case ShapeRule::Lookup: return infer_lookup;
+  }
   return infer_like_input;
 }
 

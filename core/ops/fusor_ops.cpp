@@ -1,6 +1,5 @@
 #include "core/ops/fusor_ops.h"
 
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -169,11 +168,34 @@ FusorOpSignature parse(const FusorOpSpec& s) {
   op.name = s.name;
   op.doc = s.doc;
   op.shape = s.shape;
-  const std::string rule = split(op.shape, ' ').empty() ? "" : split(op.shape, ' ')[0];
-  static const std::set<std::string> kRules = {"",          "as",       "nhwc",       "matmul",    "attention",
-                                                "packed_attention", "winograd_conv", "to_nchwc", "from_nchwc", "nchwc_conv", "nchwc",
-                                                "qmatmul",          "qmatmul_float", "lookup"};
-  if (!kRules.count(rule))
+  static const std::pair<const char*, ShapeRule> kRules[] = {
+      {"", ShapeRule::LikeInput0},
+      {"as", ShapeRule::As},
+      {"nhwc", ShapeRule::Nhwc},
+      {"matmul", ShapeRule::MatMul},
+      {"attention", ShapeRule::Attention},
+      {"packed_attention", ShapeRule::PackedAttention},
+      {"winograd_conv", ShapeRule::WinogradConv},
+      {"to_nchwc", ShapeRule::ToNchwc},
+      {"from_nchwc", ShapeRule::FromNchwc},
+      {"nchwc_conv", ShapeRule::NchwcConv},
+      {"nchwc", ShapeRule::Nchwc},
+      {"qmatmul", ShapeRule::QMatMul},
+      {"qmatmul_float", ShapeRule::QMatMulFloat},
+      {"lookup", ShapeRule::Lookup},
+  };
+  const size_t space = op.shape.find(' ');
+  const std::string rule = op.shape.substr(0, space);
+  op.shape_op = space == std::string::npos ? "" : op.shape.substr(space + 1);
+  bool known = false;
+  for (const auto& [name, r] : kRules) {
+    if (rule != name) continue;
+    op.shape_rule = r;
+    known = true;
+  }
+  const bool takes_op = op.shape_rule == ShapeRule::As || op.shape_rule == ShapeRule::Nhwc ||
+                        op.shape_rule == ShapeRule::Nchwc;
+  if (!known || takes_op == op.shape_op.empty())
     throw std::logic_error("fusor_ops: bad shape rule '" + op.shape + "' in " + op.name);
   op.inputs = params(s.inputs);
   op.outputs = params(s.outputs);

@@ -70,6 +70,25 @@ struct FusorTypeConstraint {
   std::vector<std::string> types;  // ONNX element type names: "float", "float16", "bool"
 };
 
+// The shape rules of the `shape` column above, parsed here (the one place their names are
+// written); core/onnx/fusor_schemas.cpp dispatches on them with a switch the compiler checks.
+enum class ShapeRule {
+  LikeInput0,       // ""
+  As,               // "as OP"
+  Nhwc,             // "nhwc OP"
+  MatMul,           // "matmul"
+  Attention,        // "attention"
+  PackedAttention,  // "packed_attention"
+  WinogradConv,     // "winograd_conv"
+  ToNchwc,          // "to_nchwc"
+  FromNchwc,        // "from_nchwc"
+  NchwcConv,        // "nchwc_conv"
+  Nchwc,            // "nchwc OP"
+  QMatMul,          // "qmatmul"
+  QMatMulFloat,     // "qmatmul_float"
+  Lookup,           // "lookup"
+};
+
 struct FusorOpSignature {
   std::string name;
   std::string doc;
@@ -77,6 +96,8 @@ struct FusorOpSignature {
   std::vector<FusorTypeConstraint> constraints;
   std::vector<FusorAttr> attrs;  // table order
   std::string shape;             // the shape rule, as written ("" or "as Conv", ...)
+  ShapeRule shape_rule = ShapeRule::LikeInput0;
+  std::string shape_op;          // OP of "as OP", "nhwc OP", "nchwc OP"; "" otherwise
 };
 
 // The table parsed, in table order. A malformed entry is a bug in fusor: std::logic_error.
