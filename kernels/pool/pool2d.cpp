@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu_features.h"
+#include "kernels/pool/pool2d_avx512.h"
 #include "kernels/thread_pool.h"
 
 namespace fusor {
@@ -132,7 +134,9 @@ void pool2d_nhwc(const Pool2d& g, const float* x, float* y, ThreadPool& threads)
     cols = axis_counts(g.OW, g.kw, g.sw, g.dw, g.pad_left, g.pad_right, g.W, g.count_include_pad);
   }
   const int64_t C = g.C;
+  const bool wide = C % 16 == 0 && active_isa() == Isa::Avx512;
   threads.parallel_for_cost(g.N * g.OH, static_cast<double>(g.OW * g.kh * g.kw * g.C) / 8.0, [&](int64_t r0, int64_t r1) {
+    if (wide) return pool_avx512::nhwc_rows(g, x, y, r0, r1, rows.data(), cols.data());
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / g.OH, oh = r % g.OH;
       const float* xn = x + n * g.H * g.W * C;

@@ -83,6 +83,29 @@ TEST(FastPool, NhwcPoolsMatchReference) {
   }
 }
 
+// Channel counts that are multiples of 16 take the AVX-512 rows on a machine that has them
+// (kernels/pool/pool2d_avx512.h, the blocked layout's pools): the same taps in the same order, so
+// the results equal the reference's exactly.
+TEST(FastPool, NhwcPoolsWithChannelsInSixteensMatchReferenceExactly) {
+  uint32_t seed = 200;
+  for (const PoolCase& c : kCases) {
+    for (int64_t channels : {16, 48}) {
+      const Shape nhwc = {c.x[0], c.x[2], c.x[3], channels};
+      const Tensor x = rnd(nhwc, seed++, -3.f, 3.f);
+      const std::string what = std::string(c.name) + " C=" + std::to_string(channels);
+      const Tensor want = fused("NhwcMaxPool", {x}, attrs_of(c, false, 0), "reference");
+      const Tensor got = fused("NhwcMaxPool", {x}, attrs_of(c, false, 0), "fast");
+      ASSERT_EQ(want.shape(), got.shape()) << what;
+      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(want.data<float>()[i], got.data<float>()[i]) << what << " at " << i;
+      if (c.dilations[0] != 1 || c.dilations[1] != 1) continue;
+      for (int cip : {0, 1})
+        expect_same(fused("NhwcAveragePool", {x}, attrs_of(c, true, cip), "reference"),
+                    fused("NhwcAveragePool", {x}, attrs_of(c, true, cip), "fast"),
+                    "NhwcAveragePool " + what + " count_include_pad=" + std::to_string(cip));
+    }
+  }
+}
+
 TEST(FastPool, IndicesOutputAndOtherTypesFallBackToReference) {
   // MaxPool with Indices wanted: the fast kernel hands the call to the reference kernel.
   const Tensor x = rnd({1, 2, 6, 6}, 7);
