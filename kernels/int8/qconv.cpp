@@ -1,6 +1,7 @@
 #include "kernels/int8/qconv.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -12,11 +13,44 @@ namespace fusor::int8 {
 
 namespace {
 
+// Rough int8 GEMM rate of one core, for ThreadPool::threads_for (VNNI: about 150 multiply-adds per ns).
+constexpr double kMacsPerNs = 150.0;
+
 int32_t quantize_bound(float v, const QParam& q, int32_t lo, int32_t hi) {
   if (v <= -1.0e38f) return lo;
   if (v >= 1.0e38f) return hi;
   const double r = std::nearbyint(static_cast<double>(v) / q.scale) + q.zero_point;
   return static_cast<int32_t>(std::clamp<double>(r, lo, hi));
+}
+
+// One kernel row of im2col: the k_w taps at input columns iw0, iw0 + dil_w, ... of one input row
+// (src_row: its first pixel, at the group's first channel) into dst, k_w * Cg bytes; taps outside
+// the row are the zero point. With one group and no dilation the inside taps are one contiguous
+// run of pixels, copied at once (a 7x7 conv on 3 channels copies 21 bytes, not 7 times 3).
+void copy_taps(const uint8_t* src_row, int64_t iw0, const Conv2dShape& s, int64_t Cg, int64_t C, uint8_t pad,
+               uint8_t flip, uint8_t* dst) {
+  auto copy = [&](uint8_t* d, const uint8_t* from, int64_t bytes) {
+    if (flip) {
+      for (int64_t c = 0; c < bytes; ++c) d[c] = from[c] ^ flip;
+    } else {
+      std::memcpy(d, from, static_cast<size_t>(bytes));
+    }
+  };
+  if (Cg == C && s.dil_w == 1) {
+    const int64_t lo = std::clamp<int64_t>(-iw0, 0, s.k_w), hi = std::clamp<int64_t>(s.in_w - iw0, lo, s.k_w);
+    if (lo > 0) std::memset(dst, pad, static_cast<size_t>(lo * C));
+    if (hi > lo) copy(dst + lo * C, src_row + (iw0 + lo) * C, (hi - lo) * C);
+    if (hi < s.k_w) std::memset(dst + hi * C, pad, static_cast<size_t>((s.k_w - hi) * C));
+    return;
+  }
+  for (int64_t kw = 0; kw < s.k_w; ++kw, dst += Cg) {
+    const int64_t iw = iw0 + kw * s.dil_w;
+    if (iw < 0 || iw >= s.in_w) {
+      std::memset(dst, pad, static_cast<size_t>(Cg));
+    } else {
+      copy(dst, src_row + iw * C, Cg);
+    }
+  }
 }
 
 }  // namespace
@@ -164,18 +198,28 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
   const int64_t kp = packed_[0].kp(), K = packed_[0].k();
   const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
   const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
-  // Rows per block: the im2col block about 64 KB, a multiple of every kernel's row tile.
-  const int64_t rb = std::clamp<int64_t>((65536 / std::max<int64_t>(kp, 1)) / 48 * 48, 48, 480);
-  const int64_t blocks = (M + rb - 1) / rb;
-  const int nt = pool ? std::max(1, std::min<int>(pool->num_threads(), static_cast<int>(blocks))) : 1;
+  // Rows per block: the im2col block about 64 KB (a multiple of every kernel's row tile), the
+  // blocks then evened out. A task is one row block and a range of B's panels: with few row blocks
+  // (a small output map, deep in a CNN) the panels are split too so that every thread has work
+  // (each such task builds its rows' im2col itself: cheap next to K * panel columns of GEMM).
+  const int64_t rb_max = std::clamp<int64_t>((65536 / std::max<int64_t>(kp, 1)) / 48 * 48, 48, 480);
+  const int64_t blocks = (M + rb_max - 1) / rb_max, rb = (M + blocks - 1) / blocks;
+  const int64_t panels = packed_[0].panels();
+  const int threads = pool ? pool->threads_for(static_cast<double>(M) * K * OC / kMacsPerNs) : 1;
+  const int64_t want_tasks = threads > 1 ? 4 * threads : 1;
+  const int64_t chunks = G == 1 && blocks < want_tasks ? std::min(panels, (want_tasks + blocks - 1) / blocks) : 1;
+  const int64_t per_chunk = (panels + chunks - 1) / chunks, tasks = blocks * chunks;
+  const int nt = static_cast<int>(std::min<int64_t>(threads, tasks));
   const size_t col_bytes = (static_cast<size_t>(rb * kp) + 63) / 64 * 64;
   const size_t slot = col_bytes + (need_row_sums_ ? (static_cast<size_t>(rb) * 4 + 63) / 64 * 64 : 0);
   uint8_t* buf = static_cast<uint8_t*>(scratch(slot * static_cast<size_t>(nt)));
+  std::atomic<int64_t> next{0};
   auto work = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       uint8_t* col = buf + static_cast<size_t>(t) * slot;
       int32_t* rsum = reinterpret_cast<int32_t*>(col + col_bytes);
-      for (int64_t blk = t; blk < blocks; blk += nt) {
+      for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+        const int64_t blk = task / chunks, p0 = (task % chunks) * per_chunk;
         const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
         for (int64_t g = 0; g < G; ++g) {
           // im2col rows m0 .. m0 + m - 1 of group g.
@@ -183,21 +227,14 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
             const int64_t row = m0 + i;
             const int64_t ow = row % s.out_w, oh = (row / s.out_w) % s.out_h, n = row / (s.out_w * s.out_h);
             uint8_t* dst = col + i * kp;
-            for (int64_t kh = 0; kh < s.k_h; ++kh) {
+            for (int64_t kh = 0; kh < s.k_h; ++kh, dst += s.k_w * Cg) {
               const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
-              for (int64_t kw = 0; kw < s.k_w; ++kw, dst += Cg) {
-                const int64_t iw = ow * s.stride_w - s.pad_l + kw * s.dil_w;
-                if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) {
-                  std::memset(dst, pad, static_cast<size_t>(Cg));
-                  continue;
-                }
-                const uint8_t* src = x + ((n * s.in_h + ih) * s.in_w + iw) * C + g * Cg;
-                if (flip) {
-                  for (int64_t c = 0; c < Cg; ++c) dst[c] = src[c] ^ flip;
-                } else {
-                  std::memcpy(dst, src, static_cast<size_t>(Cg));
-                }
+              if (ih < 0 || ih >= s.in_h) {
+                std::memset(dst, pad, static_cast<size_t>(s.k_w * Cg));
+                continue;
               }
+              const uint8_t* src_row = x + (n * s.in_h + ih) * s.in_w * C + g * Cg;
+              copy_taps(src_row, ow * s.stride_w - s.pad_l, s, Cg, C, pad, flip, dst);
             }
             std::memset(col + i * kp + K, 0, static_cast<size_t>(kp - K));
           }
@@ -207,12 +244,12 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
             e.row_sums = rsum;
             e.col_bzero = col_bzero_.data() + g * OCg;
           }
-          qgemm_rows(packed_[g], col, kp, m, y + m0 * OC + g * OCg, OC, e);
+          qgemm_rows(packed_[g], col, kp, m, y + m0 * OC + g * OCg, OC, e, p0, p0 + per_chunk);
         }
       }
     }
   };
-  if (pool && nt > 1) {
+  if (nt > 1) {
     pool->parallel_for(nt, work, 1);
   } else {
     work(0, 1);

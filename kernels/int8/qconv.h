@@ -6,8 +6,9 @@
 // (AVX-512: vpmulld on widened bytes; scalar otherwise). Everything else on the int8 GEMM core
 // (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
 // unpadded conv reads X in place (C % 4 == 0); otherwise rows of im2col (kh, kw, c order, padded
-// taps filled with X's zero point so they contribute nothing) are built per block of rows in
-// scratch, one group at a time.
+// taps filled with X's zero point so they contribute nothing; with one group the taps of a kernel
+// row are one copy) are built per block of rows in scratch, one group at a time. Threads take
+// tasks of one row block and a range of weight panels (panels split when the output has few rows).
 //
 // Activations of int8 type are handled by flipping their sign bit into uint8 (zero point + 128)
 // on the way in and out of the core; the kernels themselves see uint8 only.

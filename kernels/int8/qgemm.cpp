@@ -121,9 +121,14 @@ void qpanel_scalar(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel
 
 void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
                 const QEpilogue& ep) {
+  qgemm_rows(b, a, lda, m, c, ldc, ep, 0, b.panels());
+}
+
+void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
+                const QEpilogue& ep, int64_t p0, int64_t p1) {
   const QPanelFn fn = panel_fn(b.isa());
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
-  for (int64_t p = 0; p < b.panels(); ++p) {
+  for (int64_t p = p0; p < std::min(p1, b.panels()); ++p) {
     const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
     fn(a, lda, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize, ldc, ep.offset(0, n0));
   }

@@ -116,6 +116,9 @@ void qepilogue_scalar(const QEpilogue& ep, int64_t m, int64_t n, int32_t raw, vo
 // readable); c: m rows of ldc elements of the output type.
 void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
                 const QEpilogue& ep);
+// The same for panels [p0, p1) of B only (c and ep still at column 0).
+void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
+                const QEpilogue& ep, int64_t p0, int64_t p1);
 
 // The same for M rows, spread over the pool (nullptr: the calling thread). Columns [n0, n1) of B
 // only when n1 > n0 (c then points at column n0; ep's column arrays at n0 too).

@@ -9,21 +9,10 @@
 
 #include "kernels/int8/qgemm.h"
 #include "kernels/thread_pool.h"
+#include "tests/kernels/int8_isas.h"
 
 namespace fusor::int8 {
 namespace {
-
-std::vector<Int8Isa> runnable() {
-  std::vector<Int8Isa> v;
-  const Int8Isa hw = detect_int8_isa();
-  for (Int8Isa i : {Int8Isa::Scalar, Int8Isa::Avx2, Int8Isa::AvxVnni, Int8Isa::Avx512Vnni}) {
-    if (static_cast<int>(i) > static_cast<int>(hw)) continue;
-    if (i == Int8Isa::AvxVnni && !cpu_features().avx_vnni) continue;
-    if (i != Int8Isa::Scalar && !cpu_features().avx2_fma) continue;
-    v.push_back(i);
-  }
-  return v;
-}
 
 struct Case {
   int64_t M, N, K;
@@ -61,7 +50,7 @@ TEST_P(QGemmTest, MatchesLoops) {
   std::vector<uint8_t> res(static_cast<size_t>(c.M * c.N));
   for (auto& v : res) v = static_cast<uint8_t>(byte(rng));
   ThreadPool pool(2);
-  for (Int8Isa isa : runnable()) {
+  for (Int8Isa isa : runnable_int8_isas()) {
     SCOPED_TRACE(int8_isa_name(isa));
     QPackedB pb(braw.data(), c.b_signed, c.K, c.N, c.N, false, isa);
     // Column offsets: -a * colsum + K * a * b' (b' the stored zero point), as the kernels' callers build them.

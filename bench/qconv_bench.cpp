@@ -1,0 +1,127 @@
+// int8 convolution benchmarks (kernels/int8/qconv.h) on the layer shapes of resnet18 and
+// mobilenet_v2 that conv_bench.cpp times in float (batch 1, NHWC, uint8 activations, per-channel
+// int8 weights, bias and Relu folded into the requantization; not run in CI).
+//
+//   ./qconv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// QConv runs one thread, QConv_2T two. GOPS counts 2 * MACs, so it compares with conv_bench's
+// GFLOPs; the VNNI peak is what bench/qconv_bench's own BM_VnniPeak measures on the machine.
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/int8/qconv.h"
+#include "kernels/thread_pool.h"
+
+namespace {
+
+using namespace fusor;
+
+struct Layer {
+  const char* name;
+  int64_t c, h, w, oc, k, stride, pad, group;
+};
+
+const Layer kLayers[] = {
+    {"r18_conv1_7x7s2", 3, 224, 224, 64, 7, 2, 3, 1},
+    {"r18_l1_3x3_64", 64, 56, 56, 64, 3, 1, 1, 1},
+    {"r18_l2_3x3s2_128", 64, 56, 56, 128, 3, 2, 1, 1},
+    {"r18_l2_3x3_128", 128, 28, 28, 128, 3, 1, 1, 1},
+    {"r18_l2_down_1x1s2", 64, 56, 56, 128, 1, 2, 0, 1},
+    {"r18_l3_3x3_256", 256, 14, 14, 256, 3, 1, 1, 1},
+    {"r18_l4_3x3_512", 512, 7, 7, 512, 3, 1, 1, 1},
+    {"mv2_conv1_3x3s2", 3, 224, 224, 32, 3, 2, 1, 1},
+    {"mv2_expand_1x1_24_144", 24, 56, 56, 144, 1, 1, 0, 1},
+    {"mv2_dw_3x3_144", 144, 56, 56, 144, 3, 1, 1, 144},
+    {"mv2_dw_3x3s2_144", 144, 56, 56, 144, 3, 2, 1, 144},
+    {"mv2_project_1x1_144_24", 144, 56, 56, 24, 1, 1, 0, 1},
+    {"mv2_dw_3x3_960", 960, 7, 7, 960, 3, 1, 1, 960},
+    {"mv2_1x1_320_1280", 320, 7, 7, 1280, 1, 1, 0, 1},
+};
+
+void run_layer(benchmark::State& st, int threads) {
+  const Layer& L = kLayers[st.range(0)];
+  st.SetLabel(L.name);
+  Conv2dShape s;
+  s.in_c = L.c, s.in_h = L.h, s.in_w = L.w, s.out_c = L.oc, s.k_h = s.k_w = L.k;
+  s.stride_h = s.stride_w = L.stride, s.pad_t = s.pad_l = s.pad_b = s.pad_r = L.pad, s.group = L.group;
+  s.out_h = (L.h + 2 * L.pad - L.k) / L.stride + 1;
+  s.out_w = (L.w + 2 * L.pad - L.k) / L.stride + 1;
+  const int64_t cg = L.c / L.group, taps = L.k * L.k;
+  std::mt19937 g(1);
+  std::vector<uint8_t> x(static_cast<size_t>(L.c * L.h * L.w)), y(static_cast<size_t>(L.oc * s.out_h * s.out_w));
+  std::vector<int8_t> w(static_cast<size_t>(L.oc * cg * taps));
+  std::vector<float> ws(static_cast<size_t>(L.oc));
+  std::vector<int32_t> bias(static_cast<size_t>(L.oc));
+  for (auto& v : x) v = static_cast<uint8_t>(g() % 256);
+  for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(g() % 255) - 127);
+  for (auto& v : ws) v = 0.001f + 0.0001f * static_cast<float>(g() % 10);
+  for (auto& v : bias) v = static_cast<int32_t>(g() % 2000) - 1000;
+  int8::QConvSpec spec;
+  spec.out_c = L.oc, spec.in_c_per_group = cg, spec.k_h = spec.k_w = L.k, spec.group = L.group;
+  spec.x = {0.02f, 3};
+  spec.y = {0.05f, 0};
+  spec.act_lo = 0;
+  std::vector<float> bias_scale(ws.size());
+  for (size_t i = 0; i < ws.size(); ++i) bias_scale[i] = spec.x.scale * ws[i];
+  int8::QConvWeights qw(spec, w.data(), true, ws.data(), L.oc, nullptr, 0, bias.data(), bias_scale.data(), L.oc,
+                        active_int8_isa());
+  ThreadPool pool(threads);
+  std::vector<uint8_t> scratch;
+  auto get = [&](size_t n) -> void* {
+    if (scratch.size() < n + 64) scratch.resize(n + 64);
+    return scratch.data();
+  };
+  for (auto _ : st) {
+    qw.run(s, x.data(), nullptr, y.data(), threads > 1 ? &pool : nullptr, get);
+    benchmark::ClobberMemory();
+  }
+  const double ops = 2.0 * L.oc * s.out_h * s.out_w * cg * taps;
+  st.counters["GOPS"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_QConv(benchmark::State& st) { run_layer(st, 1); }
+void BM_QConv_2T(benchmark::State& st) { run_layer(st, 2); }
+
+// The machine's vpdpbusd peak on one core: 24 independent 512-bit chains (needs AVX512-VNNI).
+__attribute__((target("avx512f,avx512vnni"))) void BM_VnniPeak(benchmark::State& st) {
+  if (active_int8_isa() != Int8Isa::Avx512Vnni) {
+    st.SkipWithError("no AVX512-VNNI");
+    return;
+  }
+  constexpr int kChains = 24;
+  constexpr int64_t kIters = 1 << 16;
+  __m512i acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(i);
+  __m512i a = _mm512_set1_epi32(0x01010101);
+  const __m512i b = _mm512_set1_epi32(0x01020304);
+  for (auto _ : st) {
+    for (int64_t it = 0; it < kIters; ++it) {
+      for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+      __asm__ volatile("" : "+v"(a));
+    }
+  }
+  alignas(64) int32_t lanes[16];
+  int32_t sum = 0;
+  for (int i = 0; i < kChains; ++i) {
+    _mm512_store_si512(lanes, acc[i]);
+    sum += lanes[0];
+  }
+  benchmark::DoNotOptimize(sum);
+  st.counters["GOPS"] = benchmark::Counter(2.0 * 64 * kChains * kIters * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void layers(benchmark::internal::Benchmark* b) {
+  for (int i = 0; i < static_cast<int>(sizeof(kLayers) / sizeof(kLayers[0])); ++i) b->Arg(i);
+  b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_VnniPeak)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QConv)->Apply(layers);
+BENCHMARK(BM_QConv_2T)->Apply(layers)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,144 @@
+// The int8 NHWC convolution (kernels/int8/qconv.h) against plain loops over the QDQ definition, on
+// every int8 path the machine runs: im2col with padding (small and large channel counts, strides,
+// dilation, groups), the in-place 1x1 path, depthwise, int8 and uint8 activations, uint8 weights
+// with per-channel zero points, the residual epilogue, batches, one and two threads, and outputs
+// too small to split by rows. The integer sums are exact, so a result may differ from the
+// double-precision definition only by one step where float rounding breaks a tie differently.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/int8/qconv.h"
+#include "kernels/thread_pool.h"
+#include "tests/kernels/int8_isas.h"
+
+namespace fusor::int8 {
+namespace {
+
+struct Case {
+  const char* name;
+  int64_t batch, c, h, w, oc, kh, kw, stride, pad, dil, group;
+  bool signed_act = false, uint8_weights = false, residual = false;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class QConvTest : public testing::TestWithParam<Case> {};
+
+TEST_P(QConvTest, MatchesLoops) {
+  const Case t = GetParam();
+  Conv2dShape s;
+  s.batch = t.batch, s.in_c = t.c, s.in_h = t.h, s.in_w = t.w, s.out_c = t.oc, s.k_h = t.kh, s.k_w = t.kw;
+  s.stride_h = s.stride_w = t.stride, s.dil_h = s.dil_w = t.dil, s.group = t.group;
+  s.pad_t = s.pad_l = s.pad_b = s.pad_r = t.pad;
+  s.out_h = (t.h + 2 * t.pad - t.dil * (t.kh - 1) - 1) / t.stride + 1;
+  s.out_w = (t.w + 2 * t.pad - t.dil * (t.kw - 1) - 1) / t.stride + 1;
+  const int64_t cg = t.c / t.group, ocg = t.oc / t.group, taps = t.kh * t.kw;
+  const int64_t out_n = t.batch * s.out_h * s.out_w * t.oc;
+  std::mt19937 rng(static_cast<uint32_t>(t.c * 1009 + t.oc * 31 + t.kh));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> x(static_cast<size_t>(t.batch * t.h * t.w * t.c)), w(static_cast<size_t>(t.oc * cg * taps));
+  std::vector<uint8_t> z(static_cast<size_t>(out_n));
+  for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : z) v = static_cast<uint8_t>(byte(rng));
+  std::vector<float> ws(static_cast<size_t>(t.oc)), bs(static_cast<size_t>(t.oc));
+  std::vector<int32_t> wz(static_cast<size_t>(t.oc)), bias(static_cast<size_t>(t.oc));
+  QConvSpec spec;
+  spec.out_c = t.oc, spec.in_c_per_group = cg, spec.k_h = t.kh, spec.k_w = t.kw, spec.group = t.group;
+  spec.signed_act = t.signed_act;
+  spec.x = {0.0211f, t.signed_act ? -5 : 131};
+  spec.y = {0.1013f + 0.0137f * static_cast<float>(cg * taps % 7), t.signed_act ? 3 : 17};
+  spec.act_lo = 0;  // Relu
+  spec.residual = t.residual;
+  spec.conv = {0.1537f, t.signed_act ? -2 : 120};
+  spec.z = {0.0713f, t.signed_act ? 1 : 110};
+  for (int64_t o = 0; o < t.oc; ++o) {
+    ws[o] = (0.5f + 0.01f * static_cast<float>(o % 13)) / static_cast<float>(cg * taps);
+    wz[o] = t.uint8_weights ? 120 + byte(rng) % 16 : 0;
+    bias[o] = byte(rng) * 40 - 5000;
+    bs[o] = spec.x.scale * ws[o];
+  }
+  auto xv = [&](int64_t i) { return t.signed_act ? static_cast<int32_t>(static_cast<int8_t>(x[i])) : x[i]; };
+  auto wv = [&](int64_t i) { return t.uint8_weights ? static_cast<int32_t>(w[i]) : static_cast<int8_t>(w[i]); };
+  auto zv = [&](int64_t i) { return t.signed_act ? static_cast<int32_t>(static_cast<int8_t>(z[i])) : z[i]; };
+  const double tmin = t.signed_act ? -128 : 0, tmax = t.signed_act ? 127 : 255;
+  // The definition, in doubles on exact integer sums.
+  std::vector<double> want(static_cast<size_t>(out_n));
+  for (int64_t n = 0; n < t.batch; ++n)
+    for (int64_t oh = 0; oh < s.out_h; ++oh)
+      for (int64_t ow = 0; ow < s.out_w; ++ow)
+        for (int64_t o = 0; o < t.oc; ++o) {
+          const int64_t g = o / ocg;
+          int64_t acc = bias[o];
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t i = 0; i < t.kh; ++i)
+              for (int64_t j = 0; j < t.kw; ++j) {
+                const int64_t ih = oh * t.stride - t.pad + i * t.dil, iw = ow * t.stride - t.pad + j * t.dil;
+                if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
+                const int64_t xi = ((n * t.h + ih) * t.w + iw) * t.c + g * cg + c;
+                acc += static_cast<int64_t>(xv(xi) - spec.x.zero_point) * (wv((o * cg + c) * taps + i * t.kw + j) - wz[o]);
+              }
+          const int64_t at = ((n * s.out_h + oh) * s.out_w + ow) * t.oc + o;
+          const double real = static_cast<double>(acc) * spec.x.scale * ws[o];
+          double y;
+          if (t.residual) {
+            const double q = std::clamp(std::nearbyint(real / spec.conv.scale) + spec.conv.zero_point, tmin, tmax);
+            y = ((q - spec.conv.zero_point) * spec.conv.scale + (zv(at) - spec.z.zero_point) * spec.z.scale) /
+                    spec.y.scale + spec.y.zero_point;
+          } else {
+            y = real / spec.y.scale + spec.y.zero_point;
+          }
+          want[static_cast<size_t>(at)] = std::clamp(std::nearbyint(y), static_cast<double>(spec.y.zero_point), tmax);
+        }
+  for (Int8Isa isa : runnable_int8_isas()) {
+    SCOPED_TRACE(int8_isa_name(isa));
+    QConvWeights qw(spec, w.data(), !t.uint8_weights, ws.data(), t.oc, t.uint8_weights ? wz.data() : nullptr,
+                    t.uint8_weights ? t.oc : 0, bias.data(), bs.data(), t.oc, isa);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(threads);
+      ThreadPool pool(threads);
+      std::vector<uint8_t> scratch;
+      auto get = [&](size_t bytes) -> void* {
+        scratch.assign(bytes + 64, 0xcd);  // garbage, as an arena's would be
+        return scratch.data();
+      };
+      std::vector<uint8_t> y(static_cast<size_t>(out_n), 0xee);
+      qw.run(s, x.data(), t.residual ? z.data() : nullptr, y.data(), threads > 1 ? &pool : nullptr, get);
+      int64_t off_by_one = 0;
+      for (int64_t i = 0; i < out_n; ++i) {
+        const double got = t.signed_act ? static_cast<int8_t>(y[i]) : y[i];
+        const double d = std::fabs(got - want[static_cast<size_t>(i)]);
+        ASSERT_LE(d, 1.0) << "element " << i << " want " << want[static_cast<size_t>(i)] << " got " << got;
+        off_by_one += d > 0;
+      }
+      EXPECT_LE(off_by_one, std::max<int64_t>(2, out_n / 200));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, QConvTest,
+    testing::Values(Case{"stem_7x7s2_c3", 1, 3, 23, 21, 64, 7, 7, 2, 3, 1, 1},
+                    Case{"stem_3x3s2_c3_signed", 1, 3, 17, 18, 32, 3, 3, 2, 1, 1, 1, true},
+                    Case{"k3_c64", 1, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1},
+                    Case{"k3_c20_oc70_batch2", 2, 20, 7, 6, 70, 3, 3, 1, 1, 1, 1},
+                    Case{"k3_small_m_wide", 1, 96, 5, 5, 272, 3, 3, 1, 1, 1, 1},
+                    Case{"k3_small_m_residual", 1, 64, 4, 3, 160, 3, 3, 1, 1, 1, 1, false, false, true},
+                    Case{"k3_dilated", 1, 8, 9, 10, 24, 3, 3, 1, 2, 2, 1},
+                    Case{"k5_s2_uint8_weights", 1, 12, 12, 13, 40, 5, 5, 2, 2, 1, 1, false, true},
+                    Case{"k1_inplace", 1, 32, 6, 7, 48, 1, 1, 1, 0, 1, 1},
+                    Case{"k1_s2", 1, 24, 9, 9, 40, 1, 1, 2, 0, 1, 1},
+                    Case{"k1_residual_signed", 1, 16, 5, 5, 20, 1, 1, 1, 0, 1, 1, true, false, true},
+                    Case{"grouped", 1, 16, 8, 8, 24, 3, 3, 1, 1, 1, 4},
+                    Case{"depthwise", 1, 40, 9, 8, 40, 3, 3, 1, 1, 1, 40},
+                    Case{"depthwise_s2_wide", 2, 144, 9, 9, 144, 3, 3, 2, 1, 1, 144},
+                    Case{"depthwise_5x5_signed_residual", 1, 72, 7, 7, 72, 5, 5, 1, 2, 1, 72, true, false, true},
+                    Case{"depthwise_uint8_weights", 1, 33, 6, 5, 33, 3, 3, 1, 1, 1, 33, false, true}),
+    [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace fusor::int8
