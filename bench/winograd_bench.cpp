@@ -3,8 +3,9 @@
 //
 //   ./winograd_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //
-// Direct: the conv core (kernels/conv/conv.h), NCHW and NHWC. Winograd: kernels/winograd with
-// F(2,3) and F(4,3). Counters: GFLOPs = the direct convolution's 2*K*C*9*OH*OW per second (the
+// Direct: the conv core (kernels/conv/conv.h), NCHW and NHWC, and the cpu provider's blocked
+// direct conv (kernels/nchwc, what level all runs without Winograd). Winograd: kernels/winograd
+// with F(2,3) and F(4,3), NCHW and blocked (block 16, the NCHWc rule's form). Counters: GFLOPs = the direct convolution's 2*K*C*9*OH*OW per second (the
 // "effective" rate for Winograd), xPeak = that over this machine's FMA peak (223 GFLOP/s per core,
 // HELPERS.md), per thread used.
 #include <benchmark/benchmark.h>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "kernels/conv/conv.h"
+#include "kernels/nchwc/conv.h"
+#include "kernels/nchwc/nchwc_format.h"
 #include "kernels/thread_pool.h"
 #include "kernels/winograd/winograd.h"
 
@@ -74,13 +77,45 @@ void direct(benchmark::State& st, ConvLayout layout, int threads) {
   counters(st, L, threads);
 }
 
-void winograd(benchmark::State& st, int m, int threads) {
+// fusor.NchwcConv's kernel: blocked X and Y (block 16), weights packed once.
+void nchwc_direct(benchmark::State& st, int threads) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
+  Conv2dShape s;
+  s.in_c = L.c, s.in_h = s.in_w = L.hw, s.out_c = L.k, s.k_h = s.k_w = 3;
+  s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
+  s.out_h = s.out_w = L.hw;
+  const bool plain = L.c < 8;
+  const int64_t xin = plain ? L.c * L.hw * L.hw : nchwc_blocks(L.c, 16) * 16 * L.hw * L.hw;
+  const auto x = rnd(xin, 1), w = rnd(L.k * L.c * 9, 2), bias = rnd(L.k, 3);
+  std::vector<float> y(nchwc_blocks(L.k, 16) * 16 * L.hw * L.hw);
+  NchwcConvWeights pw(w.data(), L.k, L.c, 3, 3, 1, plain, 16);
+  Epilogue ep;
+  ep.bias = bias.data();
+  ep.act = ActivationSpec::relu();
+  ThreadPool pool(threads);
+  GemmRun run;
+  if (threads > 1) run.pool = &pool;
+  for (auto _ : st) {
+    nchwc_conv(pw, s, x.data(), y.data(), ep, run);
+    benchmark::ClobberMemory();
+  }
+  counters(st, L, threads);
+}
+
+void winograd(benchmark::State& st, int m, int threads, int64_t block = 0) {
+  const Layer& L = kLayers[st.range(0)];
+  st.SetLabel(L.name);
+  if (block && L.c < 8) {
+    st.SkipWithError("the blocked layout is not used below 8 input channels");
+    return;
+  }
   WinogradShape s;
   s.in_c = L.c, s.in_h = s.in_w = L.hw, s.out_c = L.k, s.out_h = s.out_w = L.hw, s.pad_t = s.pad_l = 1;
-  const auto x = rnd(L.c * L.hw * L.hw, 1), w = rnd(L.k * L.c * 9, 2), bias = rnd(L.k, 3);
-  std::vector<float> y(L.k * L.hw * L.hw);
+  s.block = block;
+  const int64_t cx = block ? nchwc_blocks(L.c, 16) * 16 : L.c, cy = block ? nchwc_blocks(L.k, 16) * 16 : L.k;
+  const auto x = rnd(cx * L.hw * L.hw, 1), w = rnd(L.k * L.c * 9, 2), bias = rnd(L.k, 3);
+  std::vector<float> y(cy * L.hw * L.hw);
   const auto u = winograd_transform_filter(w.data(), L.k, L.c, m);
   WinogradWeights pw(u.data(), m, L.c, L.k);
   Epilogue ep;
@@ -103,6 +138,11 @@ void BM_WinogradF2(benchmark::State& st) { winograd(st, 2, 1); }
 void BM_WinogradF4(benchmark::State& st) { winograd(st, 4, 1); }
 void BM_DirectNCHW_2T(benchmark::State& st) { direct(st, ConvLayout::NCHW, 2); }
 void BM_WinogradF4_2T(benchmark::State& st) { winograd(st, 4, 2); }
+void BM_DirectNchwc(benchmark::State& st) { nchwc_direct(st, 1); }
+void BM_WinogradF4Nchwc(benchmark::State& st) { winograd(st, 4, 1, 16); }
+void BM_WinogradF2Nchwc(benchmark::State& st) { winograd(st, 2, 1, 16); }
+void BM_DirectNchwc_2T(benchmark::State& st) { nchwc_direct(st, 2); }
+void BM_WinogradF4Nchwc_2T(benchmark::State& st) { winograd(st, 4, 2, 16); }
 
 void layers(benchmark::internal::Benchmark* b) {
   for (int i = 0; i < kNumLayers; ++i) b->Arg(i);
@@ -114,6 +154,11 @@ BENCHMARK(BM_WinogradF2)->Apply(layers);
 BENCHMARK(BM_WinogradF4)->Apply(layers);
 BENCHMARK(BM_DirectNCHW_2T)->Apply(layers)->UseRealTime();
 BENCHMARK(BM_WinogradF4_2T)->Apply(layers)->UseRealTime();
+BENCHMARK(BM_DirectNchwc)->Apply(layers);
+BENCHMARK(BM_WinogradF4Nchwc)->Apply(layers);
+BENCHMARK(BM_WinogradF2Nchwc)->Apply(layers);
+BENCHMARK(BM_DirectNchwc_2T)->Apply(layers)->UseRealTime();
+BENCHMARK(BM_WinogradF4Nchwc_2T)->Apply(layers)->UseRealTime();
 
 }  // namespace
 

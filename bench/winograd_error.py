@@ -13,7 +13,8 @@ open (unset dims are 1 otherwise). For each model:
      once on a seeded standard-normal image to capture those activations;
   2. each such Conv, with the BatchNormalization that follows it if any, becomes a one-layer model
      on its captured input; fusor runs it at `all` (Winograd when the rule fires: the line says
-     `wino`) and at `all --disable winograd_conv,winograd_fused_conv` (the direct kernel);
+     `wino`) and at `all --disable winograd_conv,winograd_fused_conv,winograd_nchwc_conv` (the direct
+     kernel: at `all` the blocked NchwcConv);
   3. both are compared with the same layer computed in float64 by numpy.
 Columns: max |y - ref| / max |ref| (the error relative to the layer's output scale) for Winograd
 and direct, and their ratio. The last line per model is the worst layer.
@@ -29,7 +30,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RULES = ["winograd_conv", "winograd_fused_conv"]
+RULES = ["winograd_conv", "winograd_fused_conv", "winograd_nchwc_conv"]
 
 
 def model_path(name):

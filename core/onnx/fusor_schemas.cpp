@@ -237,21 +237,28 @@ void infer_packed_attention(InferenceContext& ctx) {
   else last->clear_dim_param();
 }
 
-// Y: (N, K, H + pad_t + pad_b - 2, W + pad_l + pad_r - 2) from X (N, C, H, W) and U (a, a, C, K).
+// Y: (N, K, H + pad_t + pad_b - 2, W + pad_l + pad_r - 2) from X (N, C, H, W) and U (a, a, C, K);
+// blocked (X rank 5: (N, ceil(C / 16), H, W, 16)), Y is (N, ceil(K / 16), OH, OW, 16).
 void infer_winograd_conv(InferenceContext& ctx) {
   onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
   if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
   const auto& x = onnx::getInputShape(ctx, 0);
   const auto& u = onnx::getInputShape(ctx, 1);
-  if (x.dim_size() != 4) fail_shape_inference("WinogradConv: X must be 4-D (N, C, H, W), got rank ", x.dim_size());
+  if (x.dim_size() != 4 && x.dim_size() != 5)
+    fail_shape_inference("WinogradConv: X must be 4-D (N, C, H, W) or blocked (N, CB, H, W, 16), got rank ", x.dim_size());
+  const bool blocked = x.dim_size() == 5;
+  if (blocked && x.dim(4).has_dim_value() && x.dim(4).dim_value() != 16)
+    fail_shape_inference("WinogradConv: a blocked X has block 16, got ", x.dim(4).dim_value());
   if (u.dim_size() != 4) fail_shape_inference("WinogradConv: U must be 4-D (a, a, C, K), got rank ", u.dim_size());
   const int64_t tile = onnx::getAttribute(ctx, "tile", 0);
   if (tile != 2 && tile != 4) fail_shape_inference("WinogradConv: tile must be 2 or 4, got ", tile);
   for (int d = 0; d < 2; ++d)
     if (u.dim(d).has_dim_value() && u.dim(d).dim_value() != tile + 2)
       fail_shape_inference("WinogradConv: U's dim ", d, " must be tile + 2 = ", tile + 2, ", got ", u.dim(d).dim_value());
-  if (x.dim(1).has_dim_value() && u.dim(2).has_dim_value() && x.dim(1).dim_value() != u.dim(2).dim_value())
-    fail_shape_inference("WinogradConv: X has ", x.dim(1).dim_value(), " channels, U ", u.dim(2).dim_value());
+  if (x.dim(1).has_dim_value() && u.dim(2).has_dim_value() &&
+      x.dim(1).dim_value() != (blocked ? (u.dim(2).dim_value() + 15) / 16 : u.dim(2).dim_value()))
+    fail_shape_inference("WinogradConv: X has ", x.dim(1).dim_value(), blocked ? " channel blocks, U " : " channels, U ",
+                         u.dim(2).dim_value(), " channels");
   std::vector<int64_t> pads(4, 0);
   if (const auto* a = ctx.getAttribute("pads")) {
     if (a->ints_size() != 4) fail_shape_inference("WinogradConv: pads must have 4 values, got ", a->ints_size());
@@ -260,7 +267,9 @@ void infer_winograd_conv(InferenceContext& ctx) {
   auto* out = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
   out->clear_dim();
   *out->add_dim() = x.dim(0);
-  *out->add_dim() = u.dim(3);
+  auto* k = out->add_dim();
+  if (!blocked) *k = u.dim(3);
+  else if (u.dim(3).has_dim_value()) k->set_dim_value((u.dim(3).dim_value() + 15) / 16);
   for (int d = 0; d < 2; ++d) {
     auto* o = out->add_dim();
     if (x.dim(2 + d).has_dim_value()) {
@@ -269,6 +278,7 @@ void infer_winograd_conv(InferenceContext& ctx) {
       o->set_dim_value(v);
     }
   }
+  if (blocked) out->add_dim()->set_dim_value(16);
 }
 
 // Every output: the element type and shape of input 0.

@@ -26,7 +26,8 @@ const std::vector<FusorOpSpec> kSpecs = {
      "F(tile x tile, 3 x 3), tile 2 or 4: the Conv attributes must say so (kernel_shape [3, 3] or "
      "absent, strides and dilations ones, group 1, auto_pad NOTSET); pads as Conv's. U holds the "
      "filters already transformed, G g G^T per (output, input) channel pair, shape (tile + 2, "
-     "tile + 2, C, K), with fusor's matrices (kernels/winograd/matrices.h; docs/winograd.md).", "winograd_conv"},
+     "tile + 2, C, K), with fusor's matrices (kernels/winograd/matrices.h; docs/winograd.md). A rank-5 X "
+     "is the cpu provider's blocked layout (N, ceil(C / 16), H, W, 16); Y and Z are then blocked too.", "winograd_conv"},
     {"FusedGemm", "A:T B:T C?:T", "Y:T", FLOATS,
      "alpha:float=1 beta:float=1 transA:int=0 transB:int=0 " ACTIVATION,
      "Gemm followed by an optional activation, applied in the GEMM epilogue.", "as Gemm"},

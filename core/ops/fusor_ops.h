@@ -18,7 +18,8 @@
 //                   "matmul"     MatMul's inference on the views transA/transB give
 //                   "attention"  Q's shape with the last dimension from V
 //                   "packed_attention"  QKV's shape with the last dimension divided by 3
-//                   "winograd_conv"  Conv's output shape from X and the transformed U
+//                   "winograd_conv"  Conv's output shape from X and the transformed U (blocked
+//                                    when X is rank 5)
 //                   "to_nchwc" / "from_nchwc"  the reorders to and from the blocked layout
 //                   "nchwc OP"   ONNX's inference of OP on the blocked input's NCHW view,
 //                                output blocked again ("nchwc_conv": input 0 blocked or NCHW)

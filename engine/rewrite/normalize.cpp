@@ -15,10 +15,11 @@ int axes_rank(const Graph& g, NodeId id) {
 }
 
 // Spatial axes of a windowed op's input of rank `in_rank`: the blocked (NCHWc) ops are 2-D, their
-// input rank 5 (or 4 for NchwcConv's plain input); the others have N, C and the spatial axes.
+// input rank 5 (or 4 for NchwcConv's plain input), as is WinogradConv's (rank 4, or 5 blocked);
+// the others have N, C and the spatial axes.
 static int spatial_rank(OpType op, int in_rank) {
-  const bool nchwc = op.domain() == kFusorDomain && op.name().rfind("Nchwc", 0) == 0;
-  return nchwc ? 2 : in_rank - 2;
+  const bool two_d = op.domain() == kFusorDomain && (op.name().rfind("Nchwc", 0) == 0 || op.name() == "WinogradConv");
+  return two_d ? 2 : in_rank - 2;
 }
 
 void normalize_axis_attr(Attribute& a, int rank) {

@@ -4,6 +4,9 @@
 //   reference: the definition, tile by tile in double: Y = Aᵀ [ U ⊙ (Bᵀ d B) ] A, then bias,
 //              residual and activation (matrices from kernels/winograd/matrices.h).
 //   fast:      kernels/winograd (U packed once at kernel creation; epilogue fused).
+// A rank-5 X is the blocked layout (kernels/nchwc/nchwc_format.h, block 16): X [N, CB, H, W, 16]
+// with C = U's dim 2 channels, Y and Z [N, ceil(K / 16), OH, OW, 16]; Y's padding lanes get
+// act(0 + Z's lane), as fusor.NchwcConv's (the reference unblocks, computes, and blocks again).
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +14,8 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/fused/activation.h"
 #include "kernels/fused/common.h"
+#include "kernels/nchwc/nchwc_format.h"
+#include "kernels/nchwc/reorder.h"
 #include "kernels/winograd/matrices.h"
 #include "kernels/winograd/winograd.h"
 
@@ -21,6 +26,12 @@ namespace {
 struct WinogradCall {
   int64_t N = 0, C = 0, H = 0, W = 0, K = 0, OH = 0, OW = 0;
   int64_t pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+  int64_t block = 0;  // 16: X, Y, Z blocked
+
+  Shape y_shape() const {
+    return block ? Shape{N, nchwc_blocks(K, block), OH, OW, block} : Shape{N, K, OH, OW};
+  }
+  NchwcShape blocked(int64_t channels, int64_t h, int64_t w) const { return {N, channels, h, w, block}; }
 };
 
 struct WinogradAttrs {
@@ -55,14 +66,18 @@ struct WinogradAttrs {
     if (x.dtype() != DataType::Float || u.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
         (z && z->dtype() != DataType::Float))
       throw_bad_input(where + ": WinogradConv takes float tensors only");
-    if (x.rank() != 4) throw_bad_input(where + ": X must be 4-D (N, C, H, W), got " + shape_str(x.shape()));
+    if (x.rank() != 4 && !(x.rank() == 5 && x.dim(4) == kNchwcBlock))
+      throw_bad_input(where + ": X must be 4-D (N, C, H, W) or blocked (N, CB, H, W, 16), got " + shape_str(x.shape()));
     const int64_t a = tile + 2;
-    if (u.rank() != 4 || u.dim(0) != a || u.dim(1) != a || u.dim(2) != x.dim(1))
+    const bool blocked = x.rank() == 5;
+    if (u.rank() != 4 || u.dim(0) != a || u.dim(1) != a ||
+        (blocked ? nchwc_blocks(u.dim(2), kNchwcBlock) != x.dim(1) : u.dim(2) != x.dim(1)))
       throw_bad_input(where + ": U must be (" + std::to_string(a) + ", " + std::to_string(a) + ", " +
-                      std::to_string(x.dim(1)) + ", K) for tile " + std::to_string(tile) + " and X " +
-                      shape_str(x.shape()) + ", got " + shape_str(u.shape()));
+                      (blocked ? std::string("C") : std::to_string(x.dim(1))) + ", K) for tile " + std::to_string(tile) +
+                      " and X " + shape_str(x.shape()) + ", got " + shape_str(u.shape()));
     WinogradCall c;
-    c.N = x.dim(0), c.C = x.dim(1), c.H = x.dim(2), c.W = x.dim(3), c.K = u.dim(3);
+    c.N = x.dim(0), c.C = u.dim(2), c.H = x.dim(2), c.W = x.dim(3), c.K = u.dim(3);
+    c.block = blocked ? kNchwcBlock : 0;
     c.pad_t = pads[0], c.pad_l = pads[1], c.pad_b = pads[2], c.pad_r = pads[3];
     c.OH = c.H + c.pad_t + c.pad_b - 2;
     c.OW = c.W + c.pad_l + c.pad_r - 2;
@@ -70,9 +85,8 @@ struct WinogradAttrs {
       throw_bad_input(where + ": X " + shape_str(x.shape()) + " is smaller than the 3x3 window with these pads");
     if (b && (b->rank() != 1 || b->dim(0) != c.K))
       throw_bad_input(where + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(c.K));
-    if (z && z->shape() != Shape{c.N, c.K, c.OH, c.OW})
-      throw_bad_input(where + ": residual Z has shape " + shape_str(z->shape()) + ", the output " +
-                      shape_str(Shape{c.N, c.K, c.OH, c.OW}));
+    if (z && z->shape() != c.y_shape())
+      throw_bad_input(where + ": residual Z has shape " + shape_str(z->shape()) + ", the output " + shape_str(c.y_shape()));
     return c;
   }
 };
@@ -132,18 +146,46 @@ class RefWinogradConv : public Kernel {
     const Tensor* b = optional_input(ctx, 2);
     const Tensor* z = optional_input(ctx, 3);
     const WinogradCall c = attrs_.check(ctx.where(), x, u, b, z);
+    // Blocked: the definition on the unblocked tensors, blocked again (padding lanes: act(0 + Z)).
+    std::vector<float> xp, zp;
+    const float* xd = x.data<float>();
+    const float* zd = z ? z->data<float>() : nullptr;
+    if (c.block) {
+      xp.resize(static_cast<size_t>(c.N * c.C * c.H * c.W));
+      reorder_from_nchwc(xd, c.blocked(c.C, c.H, c.W), xp.data());
+      xd = xp.data();
+      if (z) {
+        zp.resize(static_cast<size_t>(c.N * c.K * c.OH * c.OW));
+        reorder_from_nchwc(zd, c.blocked(c.K, c.OH, c.OW), zp.data());
+        zd = zp.data();
+      }
+    }
     std::vector<double> acc(static_cast<size_t>(c.N * c.K * c.OH * c.OW));
-    if (attrs_.tile == 2) reference_tiles<2>(c, x.data<float>(), u.data<float>(), acc.data());
-    else reference_tiles<4>(c, x.data<float>(), u.data<float>(), acc.data());
-    Tensor& y = ctx.output(0, {c.N, c.K, c.OH, c.OW}, DataType::Float);
-    float* out = y.data<float>();
+    if (attrs_.tile == 2) reference_tiles<2>(c, xd, u.data<float>(), acc.data());
+    else reference_tiles<4>(c, xd, u.data<float>(), acc.data());
+    std::vector<float> plain(acc.size());
     const int64_t hw = c.OH * c.OW;
     for (size_t i = 0; i < acc.size(); ++i) {
       double v = acc[i];
       if (b) v += b->data<float>()[(i / hw) % c.K];
-      if (z) v += z->data<float>()[i];
-      out[i] = activate(attrs_.act, static_cast<float>(v));
+      if (zd) v += zd[i];
+      plain[i] = activate(attrs_.act, static_cast<float>(v));
     }
+    Tensor& y = ctx.output(0, c.y_shape(), DataType::Float);
+    float* out = y.data<float>();
+    if (!c.block) {
+      std::copy(plain.begin(), plain.end(), out);
+      return;
+    }
+    const NchwcShape ys = c.blocked(c.K, c.OH, c.OW);
+    reorder_to_nchwc(plain.data(), ys, out);
+    if (c.K % c.block == 0) return;
+    for (int64_t n = 0; n < c.N; ++n)  // padding lanes
+      for (int64_t k = c.K; k < ys.cb() * c.block; ++k)
+        for (int64_t p = 0; p < hw; ++p) {
+          const int64_t off = ((n * ys.cb() + k / c.block) * hw + p) * c.block + k % c.block;
+          out[off] = activate(attrs_.act, z ? z->data<float>()[off] : 0.0f);
+        }
   }
 
  private:
@@ -166,8 +208,9 @@ class FastWinogradConv : public FastFusedKernel {
     const WinogradCall c = attrs_.check(where_, x, u, b, z);
     std::optional<WinogradWeights> local;
     const WinogradWeights* w = weights_.empty() ? &local.emplace(u.data<float>(), attrs_.tile, c.C, c.K) : &weights_;
-    Tensor& y = ctx.output(0, {c.N, c.K, c.OH, c.OW}, DataType::Float);
+    Tensor& y = ctx.output(0, c.y_shape(), DataType::Float);
     WinogradShape s;
+    s.block = c.block;
     s.batch = c.N, s.in_c = c.C, s.in_h = c.H, s.in_w = c.W;
     s.out_c = c.K, s.out_h = c.OH, s.out_w = c.OW;
     s.pad_t = c.pad_t, s.pad_l = c.pad_l;

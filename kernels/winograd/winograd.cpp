@@ -67,7 +67,7 @@ WinogradWeights::WinogradWeights(const float* u, int m, int64_t in_c, int64_t ou
   isa_ = ks.isa;
   const int64_t a = m + 2, aa = a * a;
   cp_ = round_up(in_c, ks.lanes);
-  kp_ = round_up(out_c, ks.nr);
+  kp_ = round_up(round_up(out_c, 16), ks.nr);  // whole 16-channel blocks for the blocked output
   const int64_t nr = ks.nr, nkb = kp_ / nr;
   // The layout (lanes, nr) follows the ISA's kernel set: the ISA is in the name.
   const std::string name = "u.wino.m" + std::to_string(m) + "/" + isa_name(isa_);
@@ -94,11 +94,15 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
   const int m = w.m_;
   const int64_t a = m + 2, nr = ks.nr;
   const int64_t C = s.in_c, K = s.out_c, H = s.in_h, W = s.in_w, OH = s.out_h, OW = s.out_w;
+  const int64_t B = s.block;
+  if (B != 0 && (B != 16 || B % ks.lanes != 0))
+    throw Error(ErrorKind::Internal, "winograd_conv2d: the blocked layout takes block 16, got " + std::to_string(B));
   if (OH <= 0 || OW <= 0 || s.batch <= 0) return;
   const int64_t TH = ceil_div(OH, m), TW = ceil_div(OW, m);
   const int64_t R = std::clamp<int64_t>(ceil_div(target_tiles(ks, C, a), TW), 1, TH);
   const int64_t strips = ceil_div(TH, R);
-  const int64_t nkb = w.kp_ / nr;
+  // Blocked: every lane of Y's last block is written (padding lanes included).
+  const int64_t nkb = ceil_div(B ? round_up(K, B) : K, nr);
   const int threads = run.pool ? run.pool->num_threads() : 1;
   const int64_t base_items = s.batch * strips;
   const int64_t ksplit = base_items >= threads ? 1 : std::min<int64_t>(nkb, ceil_div(threads, base_items));
@@ -112,11 +116,25 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
   sc.v = round_up(a * a * w.cp_ * nt, 16);
   sc.mbuf = round_up(a * a * nt * nr, 16);
   sc.ys = round_up(nr * R * m * TW * m, 16);
-  const size_t bytes = static_cast<size_t>(sc.total() * slots) * sizeof(float);
+  const int64_t bias_floats = B ? round_up(w.kp_, 16) : 0;  // blocked: the bias padded with zeros
+  const size_t bytes = static_cast<size_t>(sc.total() * slots + bias_floats) * sizeof(float);
   std::shared_ptr<float[]> owned;
   float* mem = nullptr;
   if (run.scratch) mem = static_cast<float*>(run.scratch(bytes));
   else mem = (owned = aligned_floats(bytes / sizeof(float))).get();
+  float* padded_bias = mem + sc.total() * slots;
+  if (B) {
+    std::fill(padded_bias, padded_bias + bias_floats, 0.0f);
+    if (ep.bias) std::copy(ep.bias, ep.bias + K, padded_bias);
+  }
+  if (B && ep.scale != 1.0f) throw Error(ErrorKind::Internal, "winograd_conv2d: the blocked layout takes scale 1");
+  const int64_t CBi = ceil_div(C, 16), CBo = ceil_div(K, 16);
+  // Blocked, an activation that is not a clamp runs after the vectors are stored: per strip when
+  // each item owns whole blocks (nr a multiple of the block), else once over Y at the end.
+  Epilogue act_only;
+  act_only.act = ep.act;
+  const bool late_act = B && !ep.act_is_clamp();
+  const bool act_per_item = late_act && nr % B == 0;
 
   const int64_t OHW = OH * OW;
   std::atomic<int64_t> next{0};
@@ -134,6 +152,12 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
       st.v = base + sc.xs;
       st.mbuf = st.v + sc.v;
       st.ys = st.mbuf + sc.mbuf;
+      st.block = B;
+      if (B) {
+        st.bias = padded_bias;
+        st.clamp = ep.act_is_clamp() && ep.act.kind != Activation::None;
+        st.lo = ep.clamp_lo(), st.hi = ep.clamp_hi();
+      }
       for (int64_t item; (item = next.fetch_add(1)) < items;) {
         const int64_t n = item / (strips * ksplit), rest = item % (strips * ksplit);
         const int64_t strip = rest / ksplit, kpart = rest % ksplit;
@@ -145,6 +169,18 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
         st.oh0 = tr0 * m;
         st.ih0 = st.oh0 - s.pad_t;
         st.iw0 = -s.pad_l;
+        if (B) {
+          st.x = x + n * CBi * H * W * B;
+          st.y = y + n * CBo * OHW * B;
+          st.z = ep.residual ? ep.residual + n * CBo * OHW * B : nullptr;
+          ks.strip(st);
+          if (act_per_item) {
+            const int64_t rows = std::min(st.tile_rows * m, OH - st.oh0);
+            for (int64_t blk = st.kb0 * nr / B; blk < std::min(CBo, st.kb1 * nr / B); ++blk)
+              apply_epilogue(st.y + (blk * OH + st.oh0) * OW * B, rows * OW * B, 1, rows * OW * B, act_only, w.isa_);
+          }
+          continue;
+        }
         st.x = x + n * C * H * W;
         st.y = y + n * K * OHW;
         ks.strip(st);
@@ -162,6 +198,10 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
   };
   if (slots > 1) run.pool->parallel_for(slots, body, 1);
   else body(0, 1);
+  if (late_act && !act_per_item) {
+    const int64_t total = s.batch * CBo * OHW * B;
+    apply_epilogue(y, total, 1, total, act_only, w.isa_);
+  }
 }
 
 std::vector<float> winograd_transform_filter(const float* g, int64_t out_c, int64_t in_c, int m) {

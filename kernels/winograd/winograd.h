@@ -14,6 +14,10 @@
 // strip's transformed data stays in L2 and are spread over the ThreadPool (with output-channel
 // blocks split too when there are fewer strips than threads). Scratch comes from GemmRun::scratch.
 //
+// Blocked layout (WinogradShape::block = 16): the pack reads block rows directly and the output
+// vectors are stored with bias, residual and a clamp activation (None/Relu/Clip) applied in
+// registers; other activations run on each finished strip.
+//
 // Padding: any pads >= 0 (zeros). Y's spatial size is (H + pad_t + pad_b - 2) x (W + pad_l + pad_r - 2).
 #pragma once
 #include <cstdint>
@@ -32,6 +36,10 @@ struct WinogradShape {
   int64_t batch = 1, in_c = 0, in_h = 0, in_w = 0;
   int64_t out_c = 0, out_h = 0, out_w = 0;
   int64_t pad_t = 0, pad_l = 0;  // bottom/right padding is implied by out_h/out_w
+  // 0: X, Y (and the residual) are NCHW. 16: they are blocked (kernels/nchwc/nchwc_format.h),
+  // X [batch, ceil(in_c / 16), in_h, in_w, 16], Y [batch, ceil(out_c / 16), out_h, out_w, 16];
+  // X's padding lanes are never read, Y's get act(0 + the residual's lane), as NchwcConv's.
+  int64_t block = 0;
 };
 
 // Transformed filters packed for one ISA's kernel. Given a Prepacker (a kernel's

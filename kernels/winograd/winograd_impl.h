@@ -69,8 +69,37 @@ template <class V, int N>
 #endif
 
 // Step 1: the strip's input rows (rows_p = tile_rows * m + 2, Wp = TW * m + 2) into xs[cg][row][col][lane].
+// Blocked input: lane group cg is lanes [c0 % B, c0 % B + L) of block c0 / B (L divides B), so each
+// padded row is a strided copy of vectors; channels past C (the last block's padding lanes) read
+// as zero.
+template <class V>
+void pack_input_blocked(const StripArgs& s, int64_t rows_p, int64_t Wp) {
+  constexpr int L = V::kWidth;
+  const int64_t B = s.block, Cg = s.Cp / L;
+  const int64_t w_lo = imax(0, -s.iw0), w_hi = imin(Wp, s.W - s.iw0);
+  for (int64_t cg = 0; cg < Cg; ++cg) {
+    const int64_t c0 = cg * L, nc = imin(L, s.C - c0);
+    for (int64_t r = 0; r < rows_p; ++r) {
+      float* dst = s.xs + (cg * rows_p + r) * Wp * L;
+      const int64_t ih = s.ih0 + r;
+      if (ih < 0 || ih >= s.H || w_lo >= w_hi) {
+        for (int64_t w = 0; w < Wp; ++w) V::store(dst + w * L, V::zero());
+        continue;
+      }
+      const float* src = s.x + ((c0 / B * s.H + ih) * s.W + s.iw0) * B + c0 % B;
+      for (int64_t w = 0; w < w_lo; ++w) V::store(dst + w * L, V::zero());
+      if (nc == L)
+        for (int64_t w = w_lo; w < w_hi; ++w) V::store(dst + w * L, V::load(src + w * B));
+      else
+        for (int64_t w = w_lo; w < w_hi; ++w) V::store(dst + w * L, V::load_n(src + w * B, static_cast<int>(nc)));
+      for (int64_t w = w_hi; w < Wp; ++w) V::store(dst + w * L, V::zero());
+    }
+  }
+}
+
 template <class V>
 void pack_input(const StripArgs& s, int64_t rows_p, int64_t Wp) {
+  if (s.block > 0) return pack_input_blocked<V>(s, rows_p, Wp);
   constexpr int L = V::kWidth;
   const int64_t Cg = s.Cp / L;
   const int64_t w_lo = imax(0, -s.iw0), w_hi = imin(Wp, s.W - s.iw0);
@@ -223,8 +252,37 @@ void output_transform(const StripArgs& s, int64_t nt, int ng) {
 }
 
 // Step 4': ys's valid rows and columns into Y (NCHW) for output channels [k0, k0 + ng * L) ∩ [0, K).
+// Blocked output: lane group g is lanes [k % B, k % B + L) of block k / B (k = k0 + g * L), stored
+// as act(m + bias + z) with a clamp activation applied here (the others by the driver). Padding
+// lanes get act(0 + 0 + z's lane): U and the padded bias are zero there.
+template <class V, int M>
+void unpack_output_blocked(const StripArgs& s, int64_t k0, int ng) {
+  using reg = typename V::reg;
+  constexpr int L = V::kWidth;
+  const int64_t B = s.block, rows_o = s.tile_rows * M, OWp = s.TW * M;
+  const int64_t rows = imin(rows_o, s.OH - s.oh0);
+  const reg lo = V::set1(s.lo), hi = V::set1(s.hi);
+  for (int g = 0; g < ng; ++g) {
+    const int64_t k = k0 + g * L;
+    const reg bias = s.bias ? V::load(s.bias + k) : V::zero();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = s.ys + (g * rows_o + r) * OWp * L;
+      const int64_t off = ((k / B * s.OH + s.oh0 + r) * s.OW) * B + k % B;
+      float* dst = s.y + off;
+      const float* z = s.z ? s.z + off : nullptr;
+      for (int64_t w = 0; w < s.OW; ++w) {
+        reg v = V::add(V::load(src + w * L), bias);
+        if (z) v = V::add(v, V::load(z + w * B));
+        if (s.clamp) v = V::min(V::max(v, lo), hi);
+        V::store(dst + w * B, v);
+      }
+    }
+  }
+}
+
 template <class V, int M>
 void unpack_output(const StripArgs& s, int64_t k0, int ng) {
+  if (s.block > 0) return unpack_output_blocked<V, M>(s, k0, ng);
   constexpr int L = V::kWidth;
   const int64_t rows_o = s.tile_rows * M, OWp = s.TW * M;
   const int64_t rows = imin(rows_o, s.OH - s.oh0);
@@ -283,7 +341,9 @@ void strip(const StripArgs& s) {
       }
     }
     const int64_t k0 = kb * NR;
-    const int ng = static_cast<int>(imin(NR / L, (s.K - k0 + L - 1) / L));
+    // Blocked output: every lane of the last block, padding lanes included, is written.
+    const int64_t kend = s.block > 0 ? (s.K + s.block - 1) / s.block * s.block : s.K;
+    const int ng = static_cast<int>(imin(NR / L, (kend - k0 + L - 1) / L));
     output_transform<V, M, NR>(s, nt, ng);
     unpack_output<V, M>(s, k0, ng);
   }

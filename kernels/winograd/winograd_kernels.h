@@ -12,6 +12,8 @@
 //                 mbuf[ξ][tile][nr];
 //   4. output transform Aᵀ M A per tile and lane group into ys[kg][row][col][lane], then unpacked
 //                 into Y's NCHW rows (valid rows and columns only). The epilogue is the driver's.
+// Blocked layout (StripArgs::block): step 1 copies block rows, step 4 stores vectors of lanes with
+// bias, residual and clamp applied in registers; other activations are the driver's.
 #pragma once
 #include <cstdint>
 
@@ -31,6 +33,14 @@ struct StripArgs {
   float* y = nullptr;              // one image, NCHW: K x OH x OW
   int64_t K = 0, OH = 0, OW = 0;
   int64_t oh0 = 0;                 // output row of the strip's first tile row
+  // Blocked layout (block > 0, nchwc_format.h): x, y and z are one image [CB, H, W, block]; the
+  // strip reads and writes them directly (no transposes) and applies bias, residual and a clamp
+  // activation on each output vector before storing it (bias padded with zeros to Kp).
+  int64_t block = 0;
+  const float* bias = nullptr;
+  const float* z = nullptr;
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
   // Scratch (the driver sizes them with scratch_floats()).
   float* xs = nullptr;
   float* v = nullptr;

@@ -150,6 +150,13 @@ std::vector<Case> cases() {
                {false, true},
                {Attribute::make_int("tile", 4), Attribute::make_ints("pads", {1, 1, 1, 1}),
                 Attribute::make_ints("strides", {1, 1}), Attribute::make_ints("kernel_shape", {3, 3})}});
+  // The same op on the blocked layout (rank-5 X): U comes through the same buffer, bias and a
+  // blocked residual in the kernel's registers, 20 output channels (a partial block).
+  v.push_back({"WinogradConv F(4,3) blocked", OpType("fusor", "WinogradConv"),
+               {rnd({1, 2, 7, 9, 16}, s++), rnd({6, 6, 24, 20}, s++), rnd({20}, s++), rnd({1, 2, 7, 9, 16}, s++)},
+               {false, true, true, false},
+               {Attribute::make_int("tile", 4), Attribute::make_ints("pads", {1, 1, 1, 1}),
+                Attribute::make_string("activation", "Relu")}});
   for (Case& c : v)
     if (c.op.domain() == kFusorDomain) c.opset = 1;
   return v;

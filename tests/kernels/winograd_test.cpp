@@ -1,13 +1,15 @@
 // Winograd convolution (kernels/winograd, fusor.WinogradConv) against a plain double-precision direct
 // convolution: F(2,3) and F(4,3), every runnable ISA, odd channel counts and spatial tails,
 // asymmetric and large pads, batch > 1, several strips, output-channel splits over threads,
-// every epilogue part; the op's reference and fast kernels; bad input.
+// every epilogue part; the blocked layout (NCHWc, block 16: padding lanes never read, written as
+// act(0 + Z's lane)); the op's reference and fast kernels; bad input.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
 #include "core/util/error.h"
+#include "kernels/nchwc/reorder.h"
 #include "kernels/thread_pool.h"
 #include "kernels/winograd/winograd.h"
 #include "tests/kernels/fused_test_util.h"
@@ -149,6 +151,78 @@ TEST(Winograd, EveryEpilogue) {
       }
 }
 
+// The blocked layout: X's padding lanes hold large finite values (never reach a real channel), Y is
+// checked unblocked against the direct conv, and its padding lanes must be act(0 + Z's lane).
+void run_blocked(const Case& c, int m, Isa isa, ThreadPool* pool, const ActivationSpec& act, bool bias_res,
+                 uint32_t seed) {
+  WinogradShape s = shape_of(c);
+  s.block = 16;
+  const NchwcShape xs{s.batch, s.in_c, s.in_h, s.in_w, 16}, ys{s.batch, s.out_c, s.out_h, s.out_w, 16};
+  const auto x = random_vec(s.batch * s.in_c * s.in_h * s.in_w, seed);
+  const auto w = random_vec(s.out_c * s.in_c * 9, seed + 1);
+  const auto res = random_vec(s.batch * s.out_c * s.out_h * s.out_w, seed + 2);
+  const auto bias = random_vec(s.out_c, seed + 3);
+  std::vector<float> xb(xs.numel(), 1000.0f), zb(ys.numel(), 0.0f);
+  reorder_to_nchwc(x.data(), xs, xb.data());
+  reorder_to_nchwc(res.data(), ys, zb.data());
+  for (int64_t i = 0; i < xs.numel(); ++i)  // padding lanes: finite garbage
+    if ((i % 16) + (i / (xs.h * xs.w * 16)) % xs.cb() * 16 >= s.in_c) xb[i] = 1000.0f + static_cast<float>(i % 7);
+  for (int64_t i = 0; i < ys.numel(); ++i)
+    if ((i % 16) + (i / (ys.h * ys.w * 16)) % ys.cb() * 16 >= s.out_c) zb[i] = -0.5f + static_cast<float>(i % 3);
+  Epilogue ep;
+  ep.act = act;
+  if (bias_res) {
+    ep.bias = bias.data();
+    ep.bias_axis = BiasAxis::PerRow;
+    ep.residual = zb.data();
+  }
+  const auto u = winograd_transform_filter(w.data(), s.out_c, s.in_c, m);
+  WinogradWeights pw(u.data(), m, s.in_c, s.out_c, isa);
+  GemmRun r;
+  r.pool = pool;
+  std::vector<float> yb(ys.numel(), -777.0f), y(res.size());
+  winograd_conv2d(pw, s, xb.data(), yb.data(), ep, r);
+  reorder_from_nchwc(yb.data(), ys, y.data());
+  Epilogue ep_plain = ep;
+  if (bias_res) ep_plain.residual = res.data();
+  std::vector<double> want, mag;
+  direct(s, x, w, ep_plain, &want, &mag);
+  const std::string what = std::string(c.name) + " blocked F(" + std::to_string(m) + ",3) " + isa_name(isa) +
+                           (pool ? " 2 threads" : "") + " act " + activation_name(act.kind) + (bias_res ? " bias+z" : "");
+  EXPECT_TRUE(all_close(y.data(), want, tolerance(m), 2e-6, &mag)) << what;
+  int bad = 0;
+  for (int64_t i = 0; i < ys.numel(); ++i)
+    if ((i % 16) + (i / (ys.h * ys.w * 16)) % ys.cb() * 16 >= s.out_c) {
+      const float expect = apply_activation(act, bias_res ? zb[i] : 0.0f);
+      if (std::fabs(yb[i] - expect) > 1e-6f * (1 + std::fabs(expect))) ++bad;
+    }
+  EXPECT_EQ(bad, 0) << what << ": padding lanes";
+}
+
+TEST(Winograd, BlockedLayoutEveryShapeTileAndIsa) {
+  ThreadPool pool(2);
+  for (Isa isa : runnable_isas())
+    for (int m : {2, 4})
+      for (const Case& c : kCases) {
+        run_blocked(c, m, isa, nullptr, ActivationSpec::relu(), true, 21);
+        run_blocked(c, m, isa, &pool, {}, false, 22);
+      }
+}
+
+TEST(Winograd, BlockedLayoutEveryEpilogueAndStrips) {
+  ThreadPool pool(2);
+  for (Isa isa : runnable_isas())
+    for (const ActivationSpec& act : all_activations())
+      for (const char* name : {"asym_tails", "small_image_wide_k"})
+        for (const Case& c : kCases)
+          if (std::string(c.name) == name) {
+            run_blocked(c, 4, isa, &pool, act, true, 23);
+            TilesOverride small("1");
+            run_blocked(c, 4, isa, nullptr, act, true, 24);
+            run_blocked(c, 2, isa, &pool, act, false, 25);
+          }
+}
+
 TEST(Winograd, ThreadsGiveTheSameBits) {
   ThreadPool pool(2);
   for (Isa isa : runnable_isas())
@@ -202,6 +276,46 @@ TEST(WinogradConvOp, ReferenceAndFastEqualConv) {
         for (int64_t i = 0; i < want.numel(); ++i)
           ASSERT_NEAR(g[i], e[i], 2e-5 * (1 + std::fabs(e[i]))) << impl << " F(" << m << ",3) at " << i;
       }
+}
+
+// Blocked X (rank 5): both kernels against ONNX's Conv + Add + Relu, unblocked; padding lanes of Y
+// are Relu(Z's lane).
+TEST(WinogradConvOp, BlockedEqualsConv) {
+  const Tensor x = rnd({2, 19, 9, 10}, 1), w = rnd({23, 19, 3, 3}, 2), b = rnd({23}, 3);
+  const std::vector<int64_t> pads = {1, 0, 2, 1};
+  const Tensor conv = onnx_op("Conv", {x, w, b}, {Attribute::make_ints("pads", pads)});
+  const Tensor z = rnd(conv.shape(), 4);
+  const Tensor want = onnx_op("Relu", {onnx_op("Add", {conv, z})});
+  const NchwcShape xs{2, 19, 9, 10, 16}, ys{2, 23, conv.dim(2), conv.dim(3), 16};
+  std::vector<float> xb(xs.numel()), zb(ys.numel());
+  reorder_to_nchwc(x.data<float>(), xs, xb.data());
+  reorder_to_nchwc(z.data<float>(), ys, zb.data());
+  for (int64_t i = 0; i < ys.numel(); ++i)
+    if ((i % 16) + (i / (ys.h * ys.w * 16)) % 2 * 16 >= 23) zb[i] = static_cast<float>(i % 5) - 2.0f;
+  const Tensor xt = Tensor::from_vector<float>({2, 2, 9, 10, 16}, xb);
+  const Tensor zt = Tensor::from_vector<float>({2, 2, ys.h, ys.w, 16}, zb);
+  for (int m : {2, 4})
+    for (const char* impl : {"reference", "fast"})
+      for (bool constant : {false, true}) {
+        const Tensor got = fused("WinogradConv", {xt, transformed(w, m), b, zt}, op_attrs(m, pads, "Relu"), impl,
+                                 {false, constant});
+        ASSERT_EQ(got.shape(), (Shape{2, 2, ys.h, ys.w, 16})) << impl;
+        std::vector<float> plain(want.numel());
+        reorder_from_nchwc(got.data<float>(), ys, plain.data());
+        const float* e = want.data<float>();
+        for (int64_t i = 0; i < want.numel(); ++i)
+          ASSERT_NEAR(plain[i], e[i], 2e-5 * (1 + std::fabs(e[i]))) << impl << " F(" << m << ",3) at " << i;
+        const float* g = got.data<float>();
+        for (int64_t i = 0; i < ys.numel(); ++i) {
+          if ((i % 16) + (i / (ys.h * ys.w * 16)) % 2 * 16 >= 23) {
+            ASSERT_EQ(g[i], std::max(zb[i], 0.0f)) << impl << " padding lane " << i;
+          }
+        }
+      }
+  // A blocked X whose blocks do not match U's channels names the node.
+  for (const char* impl : {"reference", "fast"})
+    EXPECT_THROW(fused("WinogradConv", {rnd({1, 3, 6, 6, 16}, 5), transformed(w, 4)}, op_attrs(4, {1, 1, 1, 1}), impl),
+                 Error);
 }
 
 TEST(WinogradConvOp, BadInputNamesTheNode) {
