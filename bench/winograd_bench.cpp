@@ -36,6 +36,10 @@ const Layer kLayers[] = {
     {"sweep_48x56", 48, 56, 48},     {"sweep_32x28", 32, 28, 32},     {"sweep_64x28", 64, 28, 64},
     {"sweep_64x14", 64, 14, 64},     {"sweep_128x14", 128, 14, 128},  {"sweep_256x7", 256, 7, 256},
     {"sweep_128x7", 128, 7, 128},    {"sweep_3x112_to_32", 3, 112, 32},
+    // densenet121's growth convs (128 -> 32) and squeezenet1_1's expand3x3 convs.
+    {"dense_128x56_to_32", 128, 56, 32}, {"dense_128x28_to_32", 128, 28, 32}, {"dense_128x14_to_32", 128, 14, 32},
+    {"dense_128x7_to_32", 128, 7, 32},   {"squeeze_16x55_to_64", 16, 55, 64}, {"squeeze_32x27_to_128", 32, 27, 128},
+    {"squeeze_48x13_to_192", 48, 13, 192}, {"squeeze_64x13_to_256", 64, 13, 256},
 };
 constexpr int kNumLayers = static_cast<int>(sizeof(kLayers) / sizeof(kLayers[0]));
 
