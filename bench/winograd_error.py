@@ -52,6 +52,11 @@ def attr(node, name, default):
 
 def candidates(g):
     inits = {t.name: t for t in g.initializer}
+    for n in g.node:  # Constant nodes and Identity of a constant (resnet34's export) count too
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            inits[n.output[0]] = n.attribute[0].t
+        elif n.op_type == "Identity" and n.input[0] in inits:
+            inits[n.output[0]] = inits[n.input[0]]
     consumers = {}
     for n in g.node:
         for i in n.input:
