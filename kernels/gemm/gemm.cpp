@@ -267,11 +267,17 @@ void for_each_gemm(int64_t count, double flops_each, const GemmRun& run,
   const int t = run.pool && count > 1 ? run.pool->threads_for(each_ns * static_cast<double>(count)) : 1;
   const bool whole = t > 1 && count >= 2 * t &&
                      (count % t == 0 || count >= 8 * t || each_ns < 4 * ThreadPool::kMinShareNs);
-  // Each slot keeps one scratch block for all its GEMMs, grown from run.scratch or the heap.
-  struct SlotScratch {
-    void* block = nullptr;
+  // Each slot keeps its scratch blocks for all its GEMMs, grown from run.scratch or the heap. One
+  // GEMM may ask for several blocks at once (gemm() packs a whole B, then its panel workspace), so
+  // the n-th request of a GEMM gets the slot's n-th block: distinct blocks, reused by the next GEMM.
+  struct Block {
+    void* p = nullptr;
     size_t size = 0;
     Workspace owned;
+  };
+  struct SlotScratch {
+    std::vector<Block> blocks;
+    size_t next = 0;  // requests made by the slot's current GEMM
   };
   const int nslots = whole ? t : 1;
   std::vector<SlotScratch> slots(static_cast<size_t>(nslots));
@@ -281,22 +287,31 @@ void for_each_gemm(int64_t count, double flops_each, const GemmRun& run,
     r.pool = whole ? nullptr : run.pool;
     r.isa = run.isa;
     r.scratch = [&mine, &run](size_t bytes) -> void* {
-      if (bytes <= mine.size) return mine.block;
-      mine.block = run.scratch ? run.scratch(bytes) : mine.owned.get(GemmRun{}, (bytes + sizeof(float) - 1) / sizeof(float));
-      mine.size = bytes;
-      return mine.block;
+      if (mine.next == mine.blocks.size()) mine.blocks.emplace_back();
+      Block& b = mine.blocks[mine.next++];
+      if (bytes > b.size) {
+        b.p = run.scratch ? run.scratch(bytes) : b.owned.get(GemmRun{}, (bytes + sizeof(float) - 1) / sizeof(float));
+        b.size = bytes;
+      }
+      return b.p;
     };
     return r;
   };
   if (!whole) {
     const GemmRun r = slot_run(0);
-    for (int64_t i = 0; i < count; ++i) body(i, r);
+    for (int64_t i = 0; i < count; ++i) {
+      slots[0].next = 0;
+      body(i, r);
+    }
     return;
   }
   std::atomic<int64_t> next{0};
   run.pool->parallel_for(t, [&](int64_t s, int64_t) {
     const GemmRun r = slot_run(s);
-    for (int64_t i; (i = next.fetch_add(1)) < count;) body(i, r);
+    for (int64_t i; (i = next.fetch_add(1)) < count;) {
+      slots[static_cast<size_t>(s)].next = 0;
+      body(i, r);
+    }
   }, 1);
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/thread_pool.h"
@@ -156,6 +158,48 @@ TEST(GemmCore, StandaloneEpilogueMatchesScalarDefinition) {
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = cols; j < ld; ++j) EXPECT_EQ(y[i * ld + j], x[i * ld + j]) << "wrote past cols";
     }
+}
+
+// for_each_gemm hands each GEMM a slot scratch; gemm() asks it for two blocks when M is over the
+// row block (the whole B packed once, then the panel workspace). They must be distinct: a
+// MatMul with a non-constant B (attention's products, a 2-D B made at run time) gave wrong
+// numbers when both came from one block.
+TEST(GemmCore, ForEachGemmGivesEachRequestItsOwnScratch) {
+  const Case shapes[] = {{128, 384, 384, false, false}, {128, 128, 64, false, false}, {300, 17, 513, false, true}};
+  ThreadPool pool(2);
+  for (const Case& c : shapes) {
+    for (bool with_arena : {false, true}) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const int count = 3;
+        std::vector<Operand> as, bs;
+        for (int i = 0; i < count; ++i) {
+          as.push_back(make_operand(c.M, c.K, c.ta, 40 + 2 * i));
+          bs.push_back(make_operand(c.K, c.N, c.tb, 41 + 2 * i));
+        }
+        std::vector<std::vector<float>> cs(count, std::vector<float>(c.M * c.N, 0.f));
+        // A bump allocator standing for the executor's scratch arena.
+        std::vector<std::unique_ptr<float[]>> arena;
+        std::mutex mu;
+        GemmRun run;
+        run.pool = p;
+        if (with_arena)
+          run.scratch = [&](size_t bytes) -> void* {
+            std::lock_guard<std::mutex> lock(mu);
+            arena.emplace_back(new float[bytes / sizeof(float) + 16]);
+            return arena.back().get();
+          };
+        for_each_gemm(count, 2.0 * c.M * c.N * c.K, run, [&](int64_t i, const GemmRun& r) {
+          gemm(c.M, c.N, c.K, as[i].ref, bs[i].ref, cs[i].data(), c.N, {}, r);
+        });
+        for (int i = 0; i < count; ++i) {
+          Expected want = reference(c, as[i].ref, bs[i].ref, {});
+          EXPECT_TRUE(all_close(cs[i].data(), want.value, 2e-6, 2e-6, &want.magnitude))
+              << "M=" << c.M << " N=" << c.N << " K=" << c.K << " gemm " << i << (with_arena ? " arena" : " heap")
+              << (p ? " 2 threads" : " 1 thread");
+        }
+      }
+    }
+  }
 }
 
 TEST(GemmCore, KZeroGivesEpilogueOfZero) {
