@@ -56,12 +56,13 @@ std::string hash_hex(std::string_view bytes) {
 
 bool hash_fd(int fd, uint64_t size, std::string& hex) {
   // 256 KB: stays in L2 between the kernel's copy and the hash (measured best of 64 KB-1 MB).
-  constexpr size_t kChunk = size_t{256} << 10;
-  std::unique_ptr<char[]> buf(new char[kChunk]);
+  // A small file (a rule text of the key) gets a buffer of its own size, not a fresh 256 KB mapping.
+  const size_t chunk = static_cast<size_t>(std::min<uint64_t>(uint64_t{256} << 10, std::max<uint64_t>(size, 1)));
+  std::unique_ptr<char[]> buf(new char[chunk]);
   Hasher h;
   uint64_t off = 0;
   while (off < size) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, size - off));
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
     const ssize_t n = ::pread(fd, buf.get(), want, static_cast<off_t>(off));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
