@@ -84,6 +84,11 @@ const std::vector<FusorOpSpec> kSpecs = {
     {"NchwcConv", "X:T W:T B?:T Z?:T", "Y:T", "T=float", CONV_ATTRS " " ACTIVATION " block:int=16",
      "FusedConv on blocked data: X blocked [N, CB, H, W, block] (or plain NCHW [N, C, H, W], for "
      "few input channels), Z and Y blocked; W stays OIHW.", "nchwc_conv"},
+    {"NchwcAffine", "X:T Scale:T Shift:T", "Y:T", "T=float", ACTIVATION,
+     "act(X * Scale[c] + Shift[c]) on each channel c of blocked X [N, CB, H, W, B]; Scale and Shift are "
+     "vectors of the C channels (CB = ceil(C / B)), padding lanes get act(0). An inference "
+     "BatchNormalization with its constants folded: Scale = scale / sqrt(var + epsilon), Shift = "
+     "bias - mean * Scale."},
     {"NchwcMaxPool", "X:T", "Y:T", "T=float", POOL_ATTRS " dilations:ints storage_order:int=0",
      "MaxPool on blocked input and output.", "nchwc MaxPool"},
     {"NchwcAveragePool", "X:T", "Y:T", "T=float", POOL_ATTRS " count_include_pad:int=0",

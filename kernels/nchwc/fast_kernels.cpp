@@ -1,6 +1,7 @@
 // The fast kernels of the blocked-layout ops: reorders (kernels/nchwc/reorder.h), the direct
-// blocked convolution (kernels/nchwc/conv.h), pools (a blocked image is an NHWC image of B
-// channels per channel block: kernels/pool/pool2d.h's NHWC loops) and global pools. Float only;
+// blocked convolution (kernels/nchwc/conv.h), the per-channel affine map (kernels/nchwc/affine.h),
+// pools (a blocked image is an NHWC image of B channels per channel block: kernels/pool/pool2d.h's
+// NHWC loops) and global pools. Float only;
 // anything else goes to the reference kernel.
 #include <algorithm>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/fused/activation.h"
+#include "kernels/nchwc/affine.h"
 #include "kernels/nchwc/conv.h"
 #include "kernels/nchwc/nchwc_format.h"
 #include "kernels/nchwc/nchwc_kernels.h"
@@ -114,6 +116,39 @@ class FastConv : public FastKernel {
   std::optional<NchwcConvWeights> weights_;
 };
 
+// act(X * Scale + Shift) per channel (kernels/nchwc/affine.h); constant Scale and Shift are padded
+// to whole blocks once, at creation.
+class FastAffine : public FastKernel {
+ public:
+  explicit FastAffine(const KernelInfo& info) : FastKernel(info), act_(fused::activation_of(info.n())) {
+    const Tensor* s = const_float(info, 1);
+    const Tensor* t = const_float(info, 2);
+    const ValueType* xt = info.input_types.empty() ? nullptr : info.input_types[0];
+    if (s && t && s->rank() == 1 && t->shape() == s->shape() && xt && xt->has_shape && xt->dims.size() == 5 &&
+        xt->dims[4].value > 0)
+      params_.emplace(s->data<float>(), t->data<float>(), s->dim(0), xt->dims[4].value);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    const Tensor& s = required_input(ctx, 1);
+    const Tensor& t = required_input(ctx, 2);
+    if (!blocked_float(x) || s.dtype() != DataType::Float || t.dtype() != DataType::Float || s.rank() != 1 ||
+        t.shape() != s.shape() || nchwc_blocks(s.dim(0), x.dim(4)) != x.dim(1))
+      return fallback_->compute(ctx);  // the reference names what is wrong
+    std::optional<NchwcAffineParams> local;
+    const NchwcAffineParams* p = params_ && params_->channels == s.dim(0) && params_->block == x.dim(4) ? &*params_
+                                                                                                       : nullptr;
+    if (!p) p = &local.emplace(s.data<float>(), t.data<float>(), s.dim(0), x.dim(4));
+    Tensor& y = ctx.output(0, x.shape(), DataType::Float);
+    nchwc_affine(*p, act_, x.data<float>(), y.data<float>(), x.dim(0), x.dim(2) * x.dim(3), &ctx.threads());
+  }
+
+ private:
+  ActivationSpec act_;
+  std::optional<NchwcAffineParams> params_;
+};
+
 template <PoolMode kMode>
 class FastPool : public FastKernel {
  public:
@@ -172,6 +207,7 @@ void register_fast_kernels(KernelRegistry& r) {
   add_fast_kernel<FastReorderTo>(r, kFusorDomain, "ReorderToNchwc");
   add_fast_kernel<FastReorderFrom>(r, kFusorDomain, "ReorderFromNchwc");
   add_fast_kernel<FastConv>(r, kFusorDomain, "NchwcConv");
+  add_fast_kernel<FastAffine>(r, kFusorDomain, "NchwcAffine");
   add_fast_kernel<FastPool<PoolMode::Max>>(r, kFusorDomain, "NchwcMaxPool");
   add_fast_kernel<FastPool<PoolMode::Average>>(r, kFusorDomain, "NchwcAveragePool");
   add_fast_kernel<FastGlobalPool<false>>(r, kFusorDomain, "NchwcGlobalAveragePool");

@@ -1,6 +1,6 @@
 // Registration of the blocked-layout (NCHWc) kernels: the reference kernels (reference.cpp) and
 // the fast ones (fast_kernels.cpp) of fusor.ReorderToNchwc, ReorderFromNchwc, NchwcConv,
-// NchwcMaxPool, NchwcAveragePool, NchwcGlobalAveragePool, NchwcGlobalMaxPool.
+// NchwcAffine, NchwcMaxPool, NchwcAveragePool, NchwcGlobalAveragePool, NchwcGlobalMaxPool.
 #pragma once
 
 namespace fusor {

@@ -140,6 +140,36 @@ class RefConv : public Kernel {
   InnerOp conv_, add_;
 };
 
+// Y = act(X * Scale[c] + Shift[c]) on each real channel c, element by element; zeros in the padding
+// lanes.
+class RefAffine : public Kernel {
+ public:
+  explicit RefAffine(const KernelInfo& info) : act_(fused::activation_of(info.n())) {}
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = float_input(ctx, 0);
+    const Tensor& scale = float_input(ctx, 1);
+    const Tensor& shift = float_input(ctx, 2);
+    if (scale.rank() != 1 || shift.shape() != scale.shape())
+      throw_bad_input(ctx.where() + ": Scale and Shift must be vectors of one length (the channels), got " +
+                      shape_str(scale.shape()) + " and " + shape_str(shift.shape()));
+    const NchwcShape s = blocked_shape(x, scale.dim(0), ctx.where());
+    Tensor& y = ctx.output(0, x.shape(), DataType::Float);
+    float* dst = y.data<float>();
+    std::fill(dst, dst + y.numel(), 0.0f);
+    const float *src = x.data<float>(), *k = scale.data<float>(), *t = shift.data<float>();
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t c = 0; c < s.c; ++c)
+        for (int64_t h = 0; h < s.h; ++h)
+          for (int64_t w = 0; w < s.w; ++w) {
+            const int64_t i = s.offset(n, c, h, w);
+            dst[i] = fused::activate(act_, src[i] * k[c] + t[c]);
+          }
+  }
+
+ private:
+  ActivationSpec act_;
+};
+
 template <const char* kInner>
 class RefPool : public Kernel {
  public:
@@ -166,6 +196,7 @@ void register_reference_kernels(KernelRegistry& r) {
   fused::add_fused_kernel<RefReorderTo>(r, "ReorderToNchwc", "reference", 0);
   fused::add_fused_kernel<RefReorderFrom>(r, "ReorderFromNchwc", "reference", 0);
   fused::add_fused_kernel<RefConv>(r, "NchwcConv", "reference", 0);
+  fused::add_fused_kernel<RefAffine>(r, "NchwcAffine", "reference", 0);
   fused::add_fused_kernel<RefPool<kMaxPool>>(r, "NchwcMaxPool", "reference", 0);
   fused::add_fused_kernel<RefPool<kAveragePool>>(r, "NchwcAveragePool", "reference", 0);
   fused::add_fused_kernel<RefPool<kGlobalAveragePool>>(r, "NchwcGlobalAveragePool", "reference", 0);

@@ -4,33 +4,11 @@
 // shorter than a tile, each ISA), reorders and pools.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
-#include "kernels/cpu_features.h"
 #include "kernels/nchwc/nchwc_format.h"
-#include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/nchwc_test_util.h"
 
 namespace fusor::test {
 namespace {
-
-struct IsaScope {
-  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
-  ~IsaScope() { unsetenv("FUSOR_ISA"); }
-};
-
-std::vector<Isa> isas() {
-  std::vector<Isa> v{Isa::Scalar};
-  if (cpu_features().avx2_fma) v.push_back(Isa::Avx2);
-  if (cpu_features().avx512) v.push_back(Isa::Avx512);
-  return v;
-}
-
-Tensor to_blocked(const Tensor& x, int64_t block = 16) {
-  return fused("ReorderToNchwc", {x}, {Attribute::make_int("block", block)}, "reference");
-}
-Tensor to_plain(const Tensor& x, int64_t channels) {
-  return fused("ReorderFromNchwc", {x}, {Attribute::make_int("channels", channels)}, "reference");
-}
 
 TEST(NchwcFormat, OffsetsAndBlocks) {
   const NchwcShape s{2, 20, 3, 5, 16};

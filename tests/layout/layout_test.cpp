@@ -165,6 +165,40 @@ TEST(Layout, CpuRunsConvsAndPoolsBlockedWithOneReorderAtTheEnd) {
   EXPECT_LT(max_rel_diff(want, run(*model, nullptr)), 1e-4);
 }
 
+// DenseNet's pre-activation block: Concat -> BatchNormalization -> Relu -> Conv. The BN follows no
+// conv (nothing folds it): it runs blocked as fusor.NchwcAffine with the Relu fused
+// (rules/nchwc/nchwc_push.rules), so the data never leaves the blocked layout until Flatten.
+std::unique_ptr<Model> dense_block_cnn() {
+  ModelBuilder b;
+  ValueId x = b.input("image", {1, 3, 20, 20});
+  ValueId f0 = b.node("Relu", {b.bn(b.conv(x, 3, 32, 3, 2), 32)});
+  ValueId h = b.node("Relu", {b.bn(b.conv(b.node("Relu", {b.bn(f0, 32)}), 32, 48, 1), 48)});
+  ValueId f1 = b.conv(h, 48, 16, 3);
+  ValueId cat = b.node("Concat", {f0, f1}, {Attribute::make_int("axis", 1)});
+  ValueId t = b.conv(b.node("Relu", {b.bn(cat, 48)}), 48, 20, 1);  // 20: a partial last block
+  ValueId a = b.node("Relu", {b.bn(t, 20)});                         // after a conv: folded
+  ValueId y = b.node("Gemm", {b.node("Flatten", {b.node("GlobalAveragePool", {b.bn(a, 20)})}), b.weight({10, 20}),
+                              b.weight({10})},
+                     {Attribute::make_int("transB", 1)});
+  b.g().add_output(y);
+  return std::move(b.m);
+}
+
+TEST(Layout, CpuRunsStandaloneBatchNormBlocked) {
+  auto reference = dense_block_cnn();
+  const std::vector<Tensor> want = run(*reference, nullptr);
+  auto model = dense_block_cnn();
+  OptimizeReport rep = optimize(*model, layout_options({"cpu"}));
+  EXPECT_EQ(count_op(*model, "BatchNormalization"), 0);
+  EXPECT_EQ(count_op(*model, "NchwcAffine"), 3) << "f0's and cat's, and the one after the last Relu";
+  EXPECT_EQ(count_op(*model, "Relu"), 0);
+  EXPECT_EQ(count_op(*model, "ReorderToNchwc"), 0);
+  EXPECT_EQ(count_op(*model, "ReorderFromNchwc"), 1) << "before Flatten";
+  EXPECT_EQ(rep.rules_fired["nchwc_through_batchnorm"], 3);
+  EXPECT_EQ(rep.rules_fired["nchwc_affine_activation"], 2);
+  EXPECT_LT(max_rel_diff(want, run(*model, nullptr)), 1e-4);
+}
+
 TEST(Layout, XnnpackCpuPartitionComputesTheSame) {
   if (!xnnpack_built()) GTEST_SKIP() << "built without XNNPACK: " << xnnpack::xnnpack_status();
   auto reference = small_cnn();

@@ -115,6 +115,8 @@ inline std::vector<FusedCase> fused_cases() {
       {"NchwcAveragePool", {V{2, 1, 7, 6, 16}}, {"X"}, 1, V{2, 1, 6, 5, 16}, {attr_ints("kernel_shape", {2, 2})}},
       {"NchwcGlobalAveragePool", {V{1, 2, 7, 7, 16}}, {"X"}, 1, V{1, 2, 1, 1, 16}, {}},
       {"NchwcGlobalMaxPool", {V{3, 1, 2, 9, 8}}, {"X"}, 1, V{3, 1, 1, 1, 8}, {}},
+      {"NchwcAffine", {V{2, 2, 3, 5, 16}, V{20}, V{20}}, {"X", "Scale", "Shift"}, 1, V{2, 2, 3, 5, 16},
+       {attr_s("activation", "Relu")}},
       // F(4x4, 3x3): U is (6, 6, C, K); (7 + 1 + 1 - 2) x (9 + 0 + 2 - 2)
       {"WinogradConv", {V{1, 8, 7, 9}, V{6, 6, 8, 5}, V{5}}, {"X", "U", "B"}, 1, V{1, 5, 7, 9},
        {attr_i("tile", 4), attr_ints("pads", {1, 0, 1, 2}), attr_s("activation", "Relu")}},

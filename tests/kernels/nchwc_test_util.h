@@ -1,0 +1,32 @@
+// Helpers of the blocked-layout kernel tests (nchwc_test.cpp, nchwc_affine_test.cpp): forcing an
+// ISA, the ISAs this machine runs, reorders through the reference kernels.
+#pragma once
+#include <cstdlib>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "tests/kernels/fused_test_util.h"
+
+namespace fusor::test {
+
+// FUSOR_ISA set for the scope's lifetime (the fast kernels read it on every call).
+struct IsaScope {
+  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
+  ~IsaScope() { unsetenv("FUSOR_ISA"); }
+};
+
+inline std::vector<Isa> isas() {
+  std::vector<Isa> v{Isa::Scalar};
+  if (cpu_features().avx2_fma) v.push_back(Isa::Avx2);
+  if (cpu_features().avx512) v.push_back(Isa::Avx512);
+  return v;
+}
+
+inline Tensor to_blocked(const Tensor& x, int64_t block = 16) {
+  return fused("ReorderToNchwc", {x}, {Attribute::make_int("block", block)}, "reference");
+}
+inline Tensor to_plain(const Tensor& x, int64_t channels) {
+  return fused("ReorderFromNchwc", {x}, {Attribute::make_int("channels", channels)}, "reference");
+}
+
+}  // namespace fusor::test
