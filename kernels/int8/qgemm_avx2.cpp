@@ -20,13 +20,16 @@ void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, 
     const int64_t mr = std::min<int64_t>(MR, m - i);
     const uint8_t* ar[MR];
     __m256i acc[MR][NV];
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       ar[r] = a + (i + std::min<int64_t>(r, mr - 1)) * lda;
+#pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
     }
     for (int64_t p = 0; p < pairs; ++p) {
       const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + p * 64));
       const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + p * 64 + 32));
+#pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const uint32_t lo = ar[r][2 * p], hi = ar[r][2 * p + 1];
         const __m256i bc = _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)));
@@ -36,10 +39,16 @@ void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, 
     }
     const QEpilogue e0 = ep.offset(i, 0);
     QEpilogueAvx2 e(e0, n);
+#pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) e.load_column(v);
     char* ci = static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize);
-    for (int r = 0; r < mr; ++r)
+    // Loops unrolled completely so acc stays in registers (kernels/int8/qgemm_avx512vnni.cpp).
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      if (r >= mr) break;
+#pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) e.store(acc[r][v], r, v, ci, ldc);
+    }
   }
 }
 

@@ -18,13 +18,16 @@ void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* pane
     const int64_t mr = std::min<int64_t>(MR, m - i);
     const uint8_t* ar[MR];
     __m256i acc[MR][NV];
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       ar[r] = a + (i + std::min<int64_t>(r, mr - 1)) * lda;
+#pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
     }
     for (int64_t q = 0; q < kq; ++q) {
       const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
       const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32));
+#pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         int32_t x;
         std::memcpy(&x, ar[r] + q * 4, 4);
@@ -35,10 +38,16 @@ void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* pane
     }
     const QEpilogue e0 = ep.offset(i, 0);
     QEpilogueAvx2 e(e0, n);
+#pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) e.load_column(v);
     char* ci = static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize);
-    for (int r = 0; r < mr; ++r)
+    // Loops unrolled completely so acc stays in registers (kernels/int8/qgemm_avx512vnni.cpp).
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      if (r >= mr) break;
+#pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) e.store(acc[r][v], r, v, ci, ldc);
+    }
   }
 }
 
