@@ -281,6 +281,25 @@ void infer_winograd_conv(InferenceContext& ctx) {
   if (blocked) out->add_dim()->set_dim_value(16);
 }
 
+// U: (tile + 2, tile + 2, C, K) from W (K, C, 3, 3).
+void infer_winograd_filter(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const int64_t tile = onnx::getAttribute(ctx, "tile", 0);
+  if (tile != 2 && tile != 4) fail_shape_inference("WinogradFilter: tile must be 2 or 4, got ", tile);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& w = onnx::getInputShape(ctx, 0);
+  if (w.dim_size() != 4) fail_shape_inference("WinogradFilter: W must be 4-D (K, C, 3, 3), got rank ", w.dim_size());
+  for (int d = 2; d < 4; ++d)
+    if (w.dim(d).has_dim_value() && w.dim(d).dim_value() != 3)
+      fail_shape_inference("WinogradFilter: W must be 3x3, dim ", d, " is ", w.dim(d).dim_value());
+  auto* out = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  out->clear_dim();
+  out->add_dim()->set_dim_value(tile + 2);
+  out->add_dim()->set_dim_value(tile + 2);
+  *out->add_dim() = w.dim(1);
+  *out->add_dim() = w.dim(0);
+}
+
 // Every output: the element type and shape of input 0.
 void infer_like_input(InferenceContext& ctx) {
   for (size_t o = 0; o < ctx.getNumOutputs(); ++o) {
@@ -312,6 +331,7 @@ std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig
     case ShapeRule::Attention: return infer_attention;
     case ShapeRule::PackedAttention: return infer_packed_attention;
     case ShapeRule::WinogradConv: return infer_winograd_conv;
+    case ShapeRule::WinogradFilter: return infer_winograd_filter;
     case ShapeRule::ToNchwc: return infer_reorder_to_nchwc;
     case ShapeRule::FromNchwc: return infer_reorder_from_nchwc;
     case ShapeRule::NchwcConv: return [](InferenceContext& c) { infer_nchwc("Conv", c, true); };

@@ -28,6 +28,11 @@ const std::vector<FusorOpSpec> kSpecs = {
      "filters already transformed, G g G^T per (output, input) channel pair, shape (tile + 2, "
      "tile + 2, C, K), with fusor's matrices (kernels/winograd/matrices.h; docs/winograd.md). A rank-5 X "
      "is the cpu provider's blocked layout (N, ceil(C / 16), H, W, 16); Y and Z are then blocked too.", "winograd_conv"},
+    {"WinogradFilter", "W:T", "U:T", "T=float", "tile:int!",
+     "The filter transform WinogradConv takes: U = G g G^T per (output, input) channel pair of 3x3 filters W "
+     "(K, C, 3, 3), shape (tile + 2, tile + 2, C, K), tile 2 or 4, with fusor's matrices. Written by rules on "
+     "constant filters: constant folding computes it once (its result may be 4x W's size there).",
+     "winograd_filter"},
     {"FusedGemm", "A:T B:T C?:T", "Y:T", FLOATS,
      "alpha:float=1 beta:float=1 transA:int=0 transB:int=0 " ACTIVATION,
      "Gemm followed by an optional activation, applied in the GEMM epilogue.", "as Gemm"},
@@ -182,6 +187,7 @@ FusorOpSignature parse(const FusorOpSpec& s) {
       {"attention", ShapeRule::Attention},
       {"packed_attention", ShapeRule::PackedAttention},
       {"winograd_conv", ShapeRule::WinogradConv},
+      {"winograd_filter", ShapeRule::WinogradFilter},
       {"to_nchwc", ShapeRule::ToNchwc},
       {"from_nchwc", ShapeRule::FromNchwc},
       {"nchwc_conv", ShapeRule::NchwcConv},

@@ -81,6 +81,7 @@ enum class ShapeRule {
   Attention,        // "attention"
   PackedAttention,  // "packed_attention"
   WinogradConv,     // "winograd_conv"
+  WinogradFilter,   // "winograd_filter"
   ToNchwc,          // "to_nchwc"
   FromNchwc,        // "from_nchwc"
   NchwcConv,        // "nchwc_conv"

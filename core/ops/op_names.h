@@ -105,6 +105,7 @@ FUSOR_OWN_OP(RMSNorm)
 FUSOR_OWN_OP(Silu)
 FUSOR_OWN_OP(SkipLayerNorm)
 FUSOR_OWN_OP(WinogradConv)
+FUSOR_OWN_OP(WinogradFilter)
 #undef FUSOR_OWN_OP
 }  // namespace fop
 

@@ -55,6 +55,8 @@ std::vector<Entry> entries() {
       {fop::NchwcMaxPool, windowed},
       {fop::NchwcAveragePool, windowed},
       {fop::WinogradConv, windowed},
+      // Weight transforms that may grow their constant input when folded.
+      {fop::WinogradFilter, {.fold_growth = 4}},
       // Random ops.
       {op::RandomNormal, random},
       {op::RandomUniform, random},

@@ -46,6 +46,11 @@ struct OpTraits {
   // Takes or makes sequence or optional values (core/ir TypeKind), which are never constants:
   // constant folding leaves it alone, and rules match no node that reads or writes such a value.
   bool non_tensor_values = false;
+  // Constant folding keeps this op's result when it is at most this many times the bytes of its
+  // constant inputs, whatever its size budget (FoldOptions::max_bytes). A weight transform that
+  // grows the weights by a known factor (fusor.WinogradFilter: 4) says so here; 1 for the rest,
+  // so an Expand or Tile never turns a small constant into a large one.
+  int fold_growth = 1;
 };
 
 // The traits of `op` (the defaults for an op the table does not list). Thread-safe.

@@ -157,7 +157,7 @@ bool constant_folding_pass(Graph& g, NodeId id, const FoldOptions& opts, std::ve
     ins[i] = consts[i].get();
     in_bytes += consts[i]->nbytes();
   }
-  size_t limit = std::max(opts.max_bytes, in_bytes);
+  size_t limit = std::max(opts.max_bytes, in_bytes * static_cast<size_t>(std::max(1, op_traits(n.op).fold_growth)));
   // Skip before running when the inferred output size already says no.
   for (ValueId o : n.outputs) {
     if (o == kNoValue) continue;

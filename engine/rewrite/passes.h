@@ -30,7 +30,8 @@ bool dead_code_pass(Graph& g, NodeId n, std::vector<NodeId>& touched);
 
 struct FoldOptions {
   // Results over this many bytes are not folded, unless they are no larger than the node's
-  // constant inputs together (folding that does not grow the model is always kept).
+  // constant inputs together (folding that does not grow the model is always kept), or than
+  // op_traits(op).fold_growth times them (a weight transform such as fusor.WinogradFilter).
   size_t max_bytes = size_t(1) << 20;
   int64_t opset = 0;
 };

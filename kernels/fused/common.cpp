@@ -18,6 +18,7 @@ namespace fusor {
 void register_fused_kernels(KernelRegistry& r) {
   fused::register_fused_conv_kernels(r);
   fused::register_fused_winograd_kernels(r);
+  fused::register_fused_winograd_filter_kernels(r);
   fused::register_fused_gemm_kernels(r);
   fused::register_fused_elementwise_kernels(r);
   fused::register_fused_norm_kernels(r);

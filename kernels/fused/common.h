@@ -30,6 +30,7 @@ void write_output(KernelContext& ctx, int i, const Tensor& t);
 
 void register_fused_conv_kernels(KernelRegistry& r);
 void register_fused_winograd_kernels(KernelRegistry& r);
+void register_fused_winograd_filter_kernels(KernelRegistry& r);
 void register_fused_gemm_kernels(KernelRegistry& r);
 void register_fused_elementwise_kernels(KernelRegistry& r);
 void register_fused_norm_kernels(KernelRegistry& r);

@@ -120,6 +120,7 @@ inline std::vector<FusedCase> fused_cases() {
       // F(4x4, 3x3): U is (6, 6, C, K); (7 + 1 + 1 - 2) x (9 + 0 + 2 - 2)
       {"WinogradConv", {V{1, 8, 7, 9}, V{6, 6, 8, 5}, V{5}}, {"X", "U", "B"}, 1, V{1, 5, 7, 9},
        {attr_i("tile", 4), attr_ints("pads", {1, 0, 1, 2}), attr_s("activation", "Relu")}},
+      {"WinogradFilter", {V{5, 8, 3, 3}}, {"W"}, 1, V{6, 6, 8, 5}, {attr_i("tile", 4)}},
       // Quantized ops: uint8 activations, int8 weights, float scales, int32 bias.
       {"QConv", {V{1, 3, 8, 8}, V{4, 3, 3, 3}, V{4}, V{4}, V{4}}, {"X", "W", "WScale", "", "B", "BScale"}, 1,
        V{1, 4, 4, 4}, {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2}), attr_f("x_scale", 0.5f),

@@ -85,6 +85,29 @@ TEST(Passes, ConstantFoldingRespectsTheSizeBound) {
   }
 }
 
+// fusor.WinogradFilter may grow its constant input 4x when folded (op_traits fold_growth), past the
+// 1 MiB budget; an ONNX op growing the same input as much (Tile) still may not.
+TEST(Passes, ConstantFoldingLetsAWeightTransformGrowItsInput) {
+  GB b;
+  std::vector<float> wv(128 * 128 * 9);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 7) - 3.f;
+  ValueId w = b.init("w", Tensor::from_vector<float>({128, 128, 3, 3}, wv));  // 576 KiB; U 2.25 MiB
+  ValueId u = b.g.add_value("u");
+  NodeId wf = b.g.add_node(OpType(kFusorDomain, "WinogradFilter"), {w}, {u}, {Attribute::make_int("tile", 4)}, "u");
+  infer_node_types(b.g, wf, b.opset);
+  b.output(u);
+  b.output(b.node("Tile", {w, b.ivec("reps", {2, 2, 1, 1})}, "tiled"));  // 2.25 MiB too
+  run_rewrites(b.g, {}, {}, 17);
+  b.g.verify();
+  ASSERT_NE(b.g.find_value("u"), kNoValue);
+  TensorPtr folded = b.g.value(b.g.find_value("u")).constant;
+  ASSERT_TRUE(folded);
+  EXPECT_EQ(folded->shape(), (Shape{6, 6, 128, 128}));
+  // U[0][0] = G[0] g G[0]^T = g[0][0] / 4 (G's first row is (1/2, 0, 0)); element (c, k) at c * K + k.
+  EXPECT_FLOAT_EQ(folded->data<float>()[3 * 128 + 2], wv[(2 * 128 + 3) * 9] / 4);
+  EXPECT_EQ(b.count("Tile"), 1);
+}
+
 TEST(Passes, ShapeOfStaticValueFolds) {
   GB b;
   ValueId x = b.input("x", {2, 3, 4});
