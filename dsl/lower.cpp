@@ -305,8 +305,11 @@ class RuleLowering {
         break;
       }
       case ExprKind::Optional: return RInput::of(value_var(e));
-      case ExprKind::Variadic:
-        throw LowerError{e.loc, "passing a variadic capture on in a rewrite is not supported by the engine"};
+      case ExprKind::Variadic: {
+        int v = match_var(e.dyn<VariadicExpr>()->name);
+        if (v < 0) throw LowerError{e.loc, "'" + e.dyn<VariadicExpr>()->name + "...' must name a variadic capture of the match"};
+        return RInput::tail(v);
+      }
       case ExprKind::Coalesce: {
         const auto& c = *e.dyn<CoalesceExpr>();
         auto lit = literal_of(*c.fallback);

@@ -14,8 +14,8 @@
 //   Every pattern node must be reachable from the root through inputs.
 // - `where` is an Expr tree over vars (Expr::var), evaluated after the structure matched.
 // - A Rewrite is a list of new nodes (templates) and the redefinition of matched outputs. Template
-//   inputs reference vars, other new nodes (by index, earlier in the list), literals or nothing
-//   (an absent input). `b ?? 0.0` is RInput::var with `fallback_literal` set.
+//   inputs reference vars, other new nodes (by index, earlier in the list), literals, the values
+//   a variadic tail matched (spliced in: RInput::Kind::Tail) or nothing (an absent input). `b ?? 0.0` is RInput::var with `fallback_literal` set.
 // - Attribute templates: a literal, `<...c>` (copy all attributes of c's producer), `y.epsilon`
 //   (read an attribute, ONNX default when omitted), `y.op` / `y.attrs`, or an Expr (e.g.
 //   `scalar(eps)`).

@@ -13,10 +13,11 @@ namespace fusor {
 
 struct RInput {
   // Expr: a value computed from the match used as a constant input (`Add(var, y.epsilon)`),
-  // typed like a literal.
-  enum class Kind { Var, NewNode, Literal, Absent, Expr };
+  // typed like a literal. Tail: the values a variadic capture `xs...` of the match bound (var is
+  // its Tail var), spliced in at this position: none, one or many inputs.
+  enum class Kind { Var, NewNode, Literal, Absent, Expr, Tail };
   Kind kind = Kind::Absent;
-  int var = -1;
+  int var = -1;                  // Var, Tail
   int node = -1, slot = 0;       // NewNode
   int literal = -1;              // Literal, or the `??` fallback of a Var
   int expr = -1;                 // Expr: index into Rewrite::exprs
@@ -26,6 +27,7 @@ struct RInput {
   static RInput lit(int l) { RInput r; r.kind = Kind::Literal; r.literal = l; return r; }
   static RInput absent() { return RInput{}; }
   static RInput of_expr(int e) { RInput r; r.kind = Kind::Expr; r.expr = e; return r; }
+  static RInput tail(int v) { RInput r; r.kind = Kind::Tail; r.var = v; return r; }
 };
 
 struct AttrTemplate {

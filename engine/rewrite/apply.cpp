@@ -164,6 +164,7 @@ class Applier {
             break;
           }
           case RInput::Kind::Absent: break;
+          case RInput::Kind::Tail: break;  // spliced in below
         }
       }
       for (int s : pending) {
@@ -174,6 +175,7 @@ class Applier {
                                           lit.is_integer && lit.is_list ? DataType::Int64 : DataType::Float);
         in[s] = make_literal(lit, dt);
       }
+      splice_tails(rn, in);
       while (!in.empty() && in.back() == kNoValue) in.pop_back();
       std::vector<Attribute> attrs;
       for (const AttrTemplate& t : rn.attrs) apply_attr(t, op, attrs);
@@ -185,6 +187,25 @@ class Applier {
       st_.set(id, res_.depth);
       infer_node_types(g_, id, op.domain().empty() ? env_.opset : 0);
     }
+  }
+
+  // Each Tail slot of `in` (one per template input) becomes the values its capture matched. A
+  // literal after a tail was typed by its template position, which for the variadic ops
+  // (Concat, Sum, Max, Min, Mean) is the same type constraint.
+  void splice_tails(const RNode& rn, std::vector<ValueId>& in) const {
+    if (std::none_of(rn.inputs.begin(), rn.inputs.end(), [](const RInput& r) { return r.kind == RInput::Kind::Tail; }))
+      return;
+    std::vector<ValueId> flat;
+    for (size_t s = 0; s < rn.inputs.size(); ++s) {
+      if (rn.inputs[s].kind != RInput::Kind::Tail) {
+        flat.push_back(in[s]);
+        continue;
+      }
+      var_value(rn.inputs[s].var);  // refuses an unbound capture
+      const std::vector<ValueId>& t = m_.tails[rn.inputs[s].var];
+      flat.insert(flat.end(), t.begin(), t.end());
+    }
+    in = std::move(flat);
   }
 
   static void set_attr(std::vector<Attribute>& attrs, Attribute a) {

@@ -23,6 +23,16 @@ const char* miss_kind_name(MissKind k) {
   return "?";
 }
 
+namespace {
+// Whether var is the variadic tail `xs...` of some pattern node.
+bool is_tail_var(const Pattern& p, int var) {
+  for (const PatternNode& pn : p.nodes)
+    for (const PInput& in : pn.inputs)
+      if (in.kind == PInput::Kind::Tail && in.var == var) return true;
+  return false;
+}
+}  // namespace
+
 CompiledRule compile_rule(const Rule& r, int index) {
   auto bad = [&](const std::string& msg) { throw_bad_input(r.location() + ": rule '" + r.name + "': " + msg); };
   const Pattern& p = r.pattern;
@@ -93,6 +103,7 @@ CompiledRule compile_rule(const Rule& r, int index) {
   const Rewrite& rw = r.rewrite;
   auto check_rinput = [&](const RInput& in, int limit) {
     if (in.kind == RInput::Kind::Var && (in.var < 0 || in.var >= nv)) bad("rewrite refers to a missing var");
+    if (in.kind == RInput::Kind::Tail && !is_tail_var(p, in.var)) bad("a rewrite passes on a variadic capture the match does not have");
     if (in.kind == RInput::Kind::NewNode && (in.node < 0 || in.node >= limit || in.slot < 0 ||
                                               in.slot >= rw.nodes[in.node].num_outputs))
       bad("rewrite refers to a node not defined before it");

@@ -199,6 +199,42 @@ TEST(Layout, CpuRunsStandaloneBatchNormBlocked) {
   EXPECT_LT(max_rel_diff(want, run(*model, nullptr)), 1e-4);
 }
 
+// A whole dense block: layer k reads the Concat of the stem's output and every earlier layer's (2 to
+// 6 inputs, more than the fixed-arity Concat rules take). Each Concat runs blocked, once: the
+// variadic rules of nchwc_push.rules build layer k's from layer k-1's (merged by CSE), so none is
+// computed twice and no reorder is left but the one before Flatten.
+std::unique_ptr<Model> dense_block5_cnn() {
+  ModelBuilder b;
+  ValueId x = b.input("image", {1, 3, 20, 20});
+  std::vector<ValueId> feats{b.node("Relu", {b.bn(b.conv(x, 3, 32, 3, 2), 32)})};
+  int64_t c = 32;
+  auto layer = [&](ValueId in, int64_t cin) {
+    ValueId h = b.node("Relu", {b.bn(b.conv(b.node("Relu", {b.bn(in, cin)}), cin, 32, 1), 32)});
+    return b.conv(h, 32, 16, 3);
+  };
+  feats.push_back(layer(feats[0], c));
+  c += 16;
+  for (int k = 2; k <= 5; ++k, c += 16) feats.push_back(layer(b.node("Concat", feats, {Attribute::make_int("axis", 1)}), c));
+  ValueId cat = b.node("Concat", feats, {Attribute::make_int("axis", 1)});
+  ValueId g = b.node("GlobalAveragePool", {b.node("Relu", {b.bn(cat, c)})});
+  ValueId y = b.node("Gemm", {b.node("Flatten", {g}), b.weight({10, c}), b.weight({10})}, {Attribute::make_int("transB", 1)});
+  b.g().add_output(y);
+  return std::move(b.m);
+}
+
+TEST(Layout, CpuRunsDenseBlockConcatsBlockedOnce) {
+  auto reference = dense_block5_cnn();
+  const std::vector<Tensor> want = run(*reference, nullptr);
+  auto model = dense_block5_cnn();
+  OptimizeReport rep = optimize(*model, layout_options({"cpu"}));
+  EXPECT_EQ(count_op(*model, "Concat"), 5) << "one per Concat of the model, none nested";
+  EXPECT_EQ(count_op(*model, "BatchNormalization"), 0);
+  EXPECT_EQ(count_op(*model, "ReorderToNchwc"), 0);
+  EXPECT_EQ(count_op(*model, "ReorderFromNchwc"), 1) << "before Flatten";
+  EXPECT_GT(rep.rules_fired["nchwc_concat_grow"], 0);
+  EXPECT_LT(max_rel_diff(want, run(*model, nullptr)), 1e-4);
+}
+
 TEST(Layout, XnnpackCpuPartitionComputesTheSame) {
   if (!xnnpack_built()) GTEST_SKIP() << "built without XNNPACK: " << xnnpack::xnnpack_status();
   auto reference = small_cnn();
