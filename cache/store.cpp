@@ -536,7 +536,7 @@ int64_t Store::clear() {
     Stmt q(db_, "SELECT COUNT(*) FROM entries");
     q.step();
     int64_t count = q.int_at(0);
-    exec(db_, "DELETE FROM entries; DELETE FROM payloads");
+    exec(db_, "DELETE FROM entries; DELETE FROM payloads; DELETE FROM meta WHERE key LIKE 'file-hash:%'");
     sweep_images(db_);
     t.commit();
     return count;
@@ -544,6 +544,32 @@ int64_t Store::clear() {
   // Give the space back; skipped quietly when another process holds the file.
   if (db_ && n >= 0) sqlite3_exec(db_, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   return n;
+}
+
+std::optional<std::string> Store::remembered_hash(const FileStamp& s) {
+  return guarded<std::optional<std::string>>("read", std::nullopt, [&]() -> std::optional<std::string> {
+    Stmt q(db_, "SELECT value FROM meta WHERE key=?");
+    const std::string row = "file-hash:" + s.identity();
+    q.bind(1, std::string_view(row));
+    if (!q.step()) return std::nullopt;
+    const std::string v = q.text_at(0);  // "SIZE MTIME CTIME HASH"
+    const std::string change = s.change();
+    if (v.size() != change.size() + 33 || v.compare(0, change.size(), change) != 0 || v[change.size()] != ' ')
+      return std::nullopt;
+    return v.substr(change.size() + 1);
+  });
+}
+
+void Store::remember_hash(const FileStamp& s, const std::string& hex) {
+  if (access_ == Access::ReadOnly || hex.size() != 32) return;
+  guarded("write", false, [&] {
+    const std::string row = "file-hash:" + s.identity(), value = s.change() + " " + hex;
+    Stmt(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)")
+        .bind(1, std::string_view(row))
+        .bind(2, std::string_view(value))
+        .run();
+    return true;
+  });
 }
 
 }  // namespace fusor::cache

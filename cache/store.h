@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "cache/file_stamp.h"
+
 struct sqlite3;
 
 namespace fusor::cache {
@@ -134,7 +136,16 @@ class Store {
   // images swept and a damaged file is moved aside.
   VerifyReport verify(bool repair);
   // Deletes every entry and image (read-write access); returns how many there were, -1 on failure.
+  // Remembered file hashes go too.
   int64_t clear();
+
+  // The hash remembered for a file whose stamp is exactly `s` (cache/file_stamp.h says why a
+  // stamp identifies the bytes); nullopt when none or the store failed. Rows live in table meta
+  // (key "file-hash:DEV:INO"), so the schema is unchanged and older fusor builds ignore them.
+  std::optional<std::string> remembered_hash(const FileStamp& s);
+  // Remembers `hex` for `s` (read-write access; the caller checks that `s` is settled). A store
+  // failure is only logged: the next run hashes the file again.
+  void remember_hash(const FileStamp& s, const std::string& hex);
 
   Access access() const { return access_; }
   // The last failure an operation fell back from ("" when none): read-only commands report it.

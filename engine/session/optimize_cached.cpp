@@ -63,11 +63,22 @@ class ModelBytes {
   bool ok() const { return ok_; }
   bool mapped() const { return map_ != nullptr; }
   std::string_view view() const { return view_; }
-  // XXH3-128 hex of the bytes; nullopt when the file cannot be read back whole.
-  std::optional<std::string> hash() const {
+  // XXH3-128 hex of the bytes; nullopt when the file cannot be read back whole. With a store,
+  // a file whose stamp the store remembers is not read (cache/file_stamp.h says why that is
+  // safe), and a settled file's hash is remembered for the next run.
+  std::optional<std::string> hash(cache::Store* store = nullptr) const {
     if (!map_) return cache::hash_hex(view_);
+    std::optional<cache::FileStamp> stamp = store ? cache::stamp_of_fd(fd_) : std::nullopt;
+    if (stamp && stamp->size == static_cast<int64_t>(size_))
+      if (std::optional<std::string> known = store->remembered_hash(*stamp)) return known;
+    const int64_t now = cache::realtime_ns();
     std::string hex;
     if (!cache::hash_fd(fd_, size_, hex)) return std::nullopt;
+    if (stamp && stamp->size == static_cast<int64_t>(size_) && cache::settled(*stamp, now)) {
+      // Still the same file after reading it: remember the hash.
+      if (std::optional<cache::FileStamp> after = cache::stamp_of_fd(fd_); after && *after == *stamp)
+        store->remember_hash(*stamp, hex);
+    }
     return hex;
   }
 
@@ -171,12 +182,13 @@ bool deps_unchanged(const std::vector<std::pair<std::string, std::string>>& deps
   return true;
 }
 
+// `store`: where the model file's hash may be remembered (ModelBytes::hash); null: always hashed.
 std::optional<std::string> key_from_bytes(const ModelBytes& model, const ModelSource& source,
                                           const ShapeOverrides& overrides, const OptimizeOptions& options,
-                                          const RuleInputs& rules) {
+                                          const RuleInputs& rules, cache::Store* store = nullptr) {
   auto externals = cache::external_data_locations(model.view());
   if (!externals) return std::nullopt;
-  std::optional<std::string> model_hash = model.hash();
+  std::optional<std::string> model_hash = model.hash(store);
   if (!model_hash) return std::nullopt;
   cache::KeyBuilder k;
   k.add("model", *model_hash);
@@ -281,17 +293,19 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   for (const std::string& p : options.providers) check_provider(p);  // a usage error, before any cache work
 
   Stopwatch clock;
+  CacheTimes times;
+  // The store first: it may remember the model file's hash, which spares reading the whole file.
+  std::unique_ptr<cache::Store> store = cache::Store::open(path);
+  times.open_ms = clock.ms();
+  clock.reset();
   std::optional<RuleInputs> rules = rule_inputs(options);
   if (!rules) return load_and_optimize(source, overrides, options);
   ModelBytes bytes(source);  // kept: a miss parses these same bytes
   std::optional<std::string> key;
-  if (bytes.ok()) key = key_from_bytes(bytes, source, overrides, options, *rules);
-  CacheTimes times;
+  if (bytes.ok()) key = key_from_bytes(bytes, source, overrides, options, *rules, store.get());
   times.key_ms = clock.ms();
-  if (!key) return load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
+  if (!key || !store) return load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
   clock.reset();
-  std::unique_ptr<cache::Store> store = cache::Store::open(path);
-  if (!store) return load_and_optimize(source, overrides, options, &*rules->providers, &bytes);
   auto st = std::make_shared<SessionImageState>();
   st->store = std::move(store);
   st->key = *key;
@@ -301,7 +315,7 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
   st->max_bytes = bound;
 
   if (auto entry = st->store->get(*key)) {
-    times.open_ms = clock.ms();
+    times.open_ms += clock.ms();
     clock.reset();
     st->info = entry->info;  // a hit whose image has no plan for this session stores one with the same facts
     if (std::optional<OptimizedModel> hit = use_entry(*st, *entry, st->model_name)) {
@@ -350,10 +364,10 @@ OptimizedModel load_optimized(const ModelSource& source, const ShapeOverrides& o
     }
   }
   // Keying, looking up and storing are part of what a miss costs.
-  times.open_ms = lookup_ms;
+  times.open_ms += lookup_ms;
   r.times = times;
   r.load_ms += times.key_ms;
-  r.optimize_ms += lookup_ms + clock.ms();
+  r.optimize_ms += times.open_ms + clock.ms();
   r.cache = "miss";
   return r;
 }

@@ -2,7 +2,17 @@
 // key changes with every input that can change the optimized model.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <thread>
+
+#include "cache/file_stamp.h"
+#include "cache/hash.h"
+#include "cache/store.h"
 
 #include "cache/key.h"
 #include "engine/exec/executor.h"
@@ -68,6 +78,45 @@ TEST(CacheSession, BytesSourceHitsTheEntryOfTheSameFile) {
   OptimizedModel hit = load_optimized(ModelSource::memory(read_bytes(squeezenet()), "sq"), {}, o, c);
   EXPECT_EQ(hit.cache, "hit");
   EXPECT_EQ(hit.model->path, "sq");
+}
+
+// A hit may take the model file's hash from the store (cache/file_stamp.h) instead of reading the
+// file; a file rewritten in place with the same size and its old modification time must still
+// miss (its ctime moved).
+TEST(CacheSession, ARememberedModelHashServesOnlyTheUnchangedFile) {
+  Dir d;
+  const std::string model = d.path("m.onnx");
+  save_model_proto(small_model(16, "version-a"), model);
+  struct stat before {};
+  ASSERT_EQ(::stat(model.c_str(), &before), 0);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(cache::kSettleNs + 100000000));  // settled
+  OptimizeOptions o;
+  o.level = OptLevel::Basic;
+  ASSERT_EQ(load(model, d.path("c.db"), o).cache, "miss");
+  {
+    auto s = cache::Store::open(d.path("c.db"));
+    ASSERT_TRUE(s);
+    const int fd = ::open(model.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    std::optional<cache::FileStamp> st = cache::stamp_of_fd(fd);
+    ::close(fd);
+    ASSERT_TRUE(st);
+    std::string hex;
+    ASSERT_TRUE(cache::hash_file(model, hex));
+    EXPECT_EQ(s->remembered_hash(*st), hex);
+  }
+  OptimizedModel hit = load(model, d.path("c.db"), o);
+  EXPECT_EQ(hit.cache, "hit");
+  // Rewritten in place: same inode, same size, the old mtime put back.
+  const std::string b = small_model(16, "version-b").SerializeAsString();
+  ASSERT_EQ(b.size(), read_bytes(model).size());
+  write_bytes(model, b);
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, model.c_str(), times, 0), 0);
+  EXPECT_EQ(load(model, d.path("c.db"), o).cache, "miss");
+  auto s = cache::Store::open(d.path("c.db"));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->list().size(), 2u);  // an entry per version
 }
 
 TEST(CacheSession, TraceRunsWithTheCacheOff) {
