@@ -3,7 +3,8 @@
 // bias terms folded into per-channel constants, requantized (or residual-added) in the epilogue.
 //
 // Paths: depthwise (group == C == OC): a direct loop over output pixels, vectorized over channels
-// (AVX-512: vpmulld on widened bytes; scalar otherwise). Everything else on the int8 GEMM core
+// (AVX-512: vpdpwssd on widened bytes, tiles of pixels sharing each tap's weight vectors,
+// kernels/int8/qdepthwise_avx512vnni.cpp; scalar otherwise). Everything else on the int8 GEMM core
 // (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
 // unpadded conv reads X in place (C % 4 == 0); otherwise rows of im2col (kh, kw, c order, padded
 // taps filled with X's zero point so they contribute nothing; with one group the taps of a kernel

@@ -30,7 +30,7 @@ struct QEpilogueAvx512 {
   }
 
   // Column constants of vector v (columns 16v .. 16v + 15 of the call).
-  void load_column(int v) {
+  __attribute__((always_inline)) void load_column(int v) {
     const int64_t left = cols - 16 * v;
     mask[v] = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (left > 0 ? left : 0)) - 1);
     off[v] = _mm512_maskz_loadu_epi32(mask[v], ep.col_offset + 16 * v);
@@ -42,7 +42,7 @@ struct QEpilogueAvx512 {
   }
 
   // Row r of the call, vector v: finishes and stores acc.
-  void store(__m512i acc, int64_t r, int v, void* c, int64_t ldc) const {
+  __attribute__((always_inline)) void store(__m512i acc, int64_t r, int v, void* c, int64_t ldc) const {
     __m512i x = _mm512_add_epi32(acc, off[v]);
     if (ep.row_sums) x = _mm512_sub_epi32(x, _mm512_mullo_epi32(bz[v], _mm512_set1_epi32(ep.row_sums[r])));
     const int64_t at = r * ldc + 16 * v;

@@ -137,7 +137,12 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"depthwise", 1, 40, 9, 8, 40, 3, 3, 1, 1, 1, 40},
                     Case{"depthwise_s2_wide", 2, 144, 9, 9, 144, 3, 3, 2, 1, 1, 144},
                     Case{"depthwise_5x5_signed_residual", 1, 72, 7, 7, 72, 5, 5, 1, 2, 1, 72, true, false, true},
-                    Case{"depthwise_uint8_weights", 1, 33, 6, 5, 33, 3, 3, 1, 1, 1, 33, false, true}),
+                    Case{"depthwise_uint8_weights", 1, 33, 6, 5, 33, 3, 3, 1, 1, 1, 33, false, true},
+                    // Rows long enough for the pixel tiles (8 and 4 pixels) plus single-pixel tails.
+                    Case{"depthwise_wide_rows", 1, 24, 4, 31, 24, 3, 3, 1, 1, 1, 24},
+                    Case{"depthwise_wide_rows_c56", 1, 56, 3, 22, 56, 3, 3, 1, 1, 1, 56},
+                    Case{"depthwise_wide_s2_dilated_signed", 2, 40, 9, 37, 40, 3, 3, 2, 2, 2, 40, true},
+                    Case{"depthwise_wide_unpadded_residual", 1, 64, 5, 26, 64, 3, 3, 1, 0, 1, 64, false, false, true}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 }  // namespace
