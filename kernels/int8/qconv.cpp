@@ -1,5 +1,7 @@
 #include "kernels/int8/qconv.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -23,6 +25,48 @@ int32_t quantize_bound(float v, const QParam& q, int32_t lo, int32_t hi) {
   return static_cast<int32_t>(std::clamp<double>(r, lo, hi));
 }
 
+// Copies and fills of a few dozen bytes, inline: an im2col row is made of such runs (a stem's
+// kernel row on 3 channels is 21 bytes), and a libc call per run cost more than the copying.
+inline void copy_bytes(uint8_t* d, const uint8_t* s, int64_t n) {
+  // Overlapping words from both ends: no loop below 64 bytes (SSE2 is in the x86-64 baseline).
+  auto move16 = [&](int64_t at) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + at), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + at)));
+  };
+  auto move8 = [&](int64_t at) {
+    uint64_t w;
+    std::memcpy(&w, s + at, 8);
+    std::memcpy(d + at, &w, 8);
+  };
+  if (n >= 64) {
+    std::memcpy(d, s, static_cast<size_t>(n));
+  } else if (n > 32) {
+    move16(0);
+    move16(16);
+    move16(n - 32);
+    move16(n - 16);
+  } else if (n >= 16) {
+    move16(0);
+    move16(n - 16);
+  } else if (n >= 8) {
+    move8(0);
+    move8(n - 8);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
+inline void fill_bytes(uint8_t* d, uint8_t value, int64_t n) {
+  if (n >= 64) {
+    std::memset(d, value, static_cast<size_t>(n));
+  } else if (n >= 8) {
+    const uint64_t v = value * 0x0101010101010101ull;
+    for (int64_t i = 0; i + 8 < n; i += 8) std::memcpy(d + i, &v, 8);
+    std::memcpy(d + n - 8, &v, 8);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = value;
+  }
+}
+
 // One kernel row of im2col: the k_w taps at input columns iw0, iw0 + dil_w, ... of one input row
 // (src_row: its first pixel, at the group's first channel) into dst, k_w * Cg bytes; taps outside
 // the row are the zero point. With one group and no dilation the inside taps are one contiguous
@@ -33,22 +77,51 @@ void copy_taps(const uint8_t* src_row, int64_t iw0, const Conv2dShape& s, int64_
     if (flip) {
       for (int64_t c = 0; c < bytes; ++c) d[c] = from[c] ^ flip;
     } else {
-      std::memcpy(d, from, static_cast<size_t>(bytes));
+      copy_bytes(d, from, bytes);
     }
   };
   if (Cg == C && s.dil_w == 1) {
     const int64_t lo = std::clamp<int64_t>(-iw0, 0, s.k_w), hi = std::clamp<int64_t>(s.in_w - iw0, lo, s.k_w);
-    if (lo > 0) std::memset(dst, pad, static_cast<size_t>(lo * C));
+    if (lo > 0) fill_bytes(dst, pad, lo * C);
     if (hi > lo) copy(dst + lo * C, src_row + (iw0 + lo) * C, (hi - lo) * C);
-    if (hi < s.k_w) std::memset(dst + hi * C, pad, static_cast<size_t>((s.k_w - hi) * C));
+    if (hi < s.k_w) fill_bytes(dst + hi * C, pad, (s.k_w - hi) * C);
     return;
   }
   for (int64_t kw = 0; kw < s.k_w; ++kw, dst += Cg) {
     const int64_t iw = iw0 + kw * s.dil_w;
     if (iw < 0 || iw >= s.in_w) {
-      std::memset(dst, pad, static_cast<size_t>(Cg));
+      fill_bytes(dst, pad, Cg);
     } else {
       copy(dst, src_row + iw * C, Cg);
+    }
+  }
+}
+
+// im2col rows of pixels ow0 .. ow0 + cnt - 1 of output row (n, oh), channels [c0, c0 + Cg), into
+// rows of kp bytes at dst (kh, kw, c order). Kernel row by kernel row, so that a pixel whose taps
+// are all inside is one copy of k_w * C bytes (one group, no dilation, no sign flip).
+void im2col_run(const uint8_t* x, const Conv2dShape& s, int64_t n, int64_t oh, int64_t ow0, int64_t cnt, int64_t c0,
+                int64_t Cg, uint8_t pad, uint8_t flip, uint8_t* dst, int64_t kp) {
+  const int64_t C = s.in_c, run = s.k_w * Cg;
+  const bool contiguous = Cg == C && s.dil_w == 1 && !flip;
+  // Pixels [lo, hi) of the output row have every tap inside horizontally.
+  const int64_t reach = (s.k_w - 1) * s.dil_w;
+  const int64_t lo = (s.pad_l + s.stride_w - 1) / s.stride_w;
+  const int64_t hi = s.in_w - 1 + s.pad_l - reach >= 0 ? (s.in_w - 1 + s.pad_l - reach) / s.stride_w + 1 : 0;
+  for (int64_t kh = 0; kh < s.k_h; ++kh, dst += run) {
+    const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
+    if (ih < 0 || ih >= s.in_h) {
+      for (int64_t j = 0; j < cnt; ++j) fill_bytes(dst + j * kp, pad, run);
+      continue;
+    }
+    const uint8_t* src_row = x + (n * s.in_h + ih) * s.in_w * C + c0;
+    for (int64_t j = 0; j < cnt; ++j) {
+      const int64_t ow = ow0 + j, iw0 = ow * s.stride_w - s.pad_l;
+      if (contiguous && ow >= lo && ow < hi) {
+        copy_bytes(dst + j * kp, src_row + iw0 * C, run);
+      } else {
+        copy_taps(src_row, iw0, s, Cg, C, pad, flip, dst + j * kp);
+      }
     }
   }
 }
@@ -222,21 +295,14 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
         const int64_t blk = task / chunks, p0 = (task % chunks) * per_chunk;
         const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
         for (int64_t g = 0; g < G; ++g) {
-          // im2col rows m0 .. m0 + m - 1 of group g.
-          for (int64_t i = 0; i < m; ++i) {
-            const int64_t row = m0 + i;
-            const int64_t ow = row % s.out_w, oh = (row / s.out_w) % s.out_h, n = row / (s.out_w * s.out_h);
-            uint8_t* dst = col + i * kp;
-            for (int64_t kh = 0; kh < s.k_h; ++kh, dst += s.k_w * Cg) {
-              const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
-              if (ih < 0 || ih >= s.in_h) {
-                std::memset(dst, pad, static_cast<size_t>(s.k_w * Cg));
-                continue;
-              }
-              const uint8_t* src_row = x + (n * s.in_h + ih) * s.in_w * C + g * Cg;
-              copy_taps(src_row, ow * s.stride_w - s.pad_l, s, Cg, C, pad, flip, dst);
-            }
-            std::memset(col + i * kp + K, 0, static_cast<size_t>(kp - K));
+          // im2col rows m0 .. m0 + m - 1 of group g, one output row's run of pixels at a time.
+          for (int64_t i = 0; i < m;) {
+            const int64_t row = m0 + i, ow0 = row % s.out_w;
+            const int64_t cnt = std::min(m - i, s.out_w - ow0);
+            im2col_run(x, s, row / (s.out_w * s.out_h), (row / s.out_w) % s.out_h, ow0, cnt, g * Cg, Cg, pad, flip,
+                       col + i * kp, kp);
+            for (int64_t j = 0; j < cnt; ++j) fill_bytes(col + (i + j) * kp + K, 0, kp - K);
+            i += cnt;
           }
           QEpilogue e = ep.offset(m0, g * OCg);
           if (need_row_sums_) {
