@@ -1,6 +1,7 @@
 #include "engine/rewrite/apply.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cfloat>
 
 #include "core/util/error.h"
@@ -154,9 +155,15 @@ class Applier {
             if (v.kind == PValue::Kind::Num) {
               computed[s] = Literal::scalar(v.num);
             } else if (v.kind == PValue::Kind::List && v.known()) {
+              // A list of whole numbers is an integer literal, as written ([2 * shape(q)[2]] in
+              // Slice's starts is int64, not float); the input's type constraint still decides first.
               std::vector<double> vals;
-              for (const auto& x : v.list) vals.push_back(x.num);
-              computed[s] = Literal::list(vals, false);
+              bool whole = true;
+              for (const auto& x : v.list) {
+                vals.push_back(x.num);
+                whole = whole && x.num == std::floor(x.num) && std::abs(x.num) < 9.2e18;
+              }
+              computed[s] = Literal::list(vals, whole);
             } else {
               throw Refused{"input " + std::to_string(s) + " of the new " + op.name() + " evaluates to " + v.repr()};
             }
