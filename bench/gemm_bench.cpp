@@ -119,6 +119,10 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->Args({512, 49, 4608});
   b->Args({64, 3136, 64});
   b->Args({96, 12544, 16});
+  // bert_like at S=384 (hidden 384, FFN 1536): the fused QKV projection, FFN up and down.
+  b->Args({384, 1152, 384});
+  b->Args({384, 1536, 384});
+  b->Args({384, 384, 1536});
   b->Unit(benchmark::kMicrosecond);
 }
 
@@ -127,7 +131,7 @@ BENCHMARK(BM_Fusor)->Apply(shapes);
 BENCHMARK(BM_Dnnl)->Apply(shapes);
 #endif
 BENCHMARK(BM_FusorUnpacked)->Args({1024, 1024, 1024})->Args({64, 196, 576})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Fusor2Threads)->Args({1024, 1024, 1024})->Args({64, 3136, 64})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Fusor2Threads)->Args({1024, 1024, 1024})->Args({64, 3136, 64})->Args({384, 1152, 384})->Args({384, 1536, 384})->Args({384, 384, 1536})->Args({384, 384, 384})->Unit(benchmark::kMicrosecond);
 
 // Fused bias + activation epilogue vs the same GEMM and a separate pass over C.
 void epilogue_case(benchmark::State& st, bool fused) {
