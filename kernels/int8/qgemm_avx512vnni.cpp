@@ -1,6 +1,7 @@
 // AVX512-VNNI panel kernel: tiles of MR rows x NV vectors of 16 columns, vpdpbusd with the row's 4
 // A bytes broadcast against 16 columns x 4 k of B; the epilogue on the accumulators in registers.
-// Tile shapes keep 24 accumulators (NV 4: 6 rows, 3: 8, 2: 12, 1: 16 accumulators in 16 rows).
+// Tile shapes keep 24 accumulators (NV 4: 6 rows, 3: 8, 2: 12, 1: 16 accumulators in 16 rows);
+// with NV 4 the last 1-4 rows get a tile of their own height.
 #include <immintrin.h>
 
 // GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
@@ -60,9 +61,23 @@ template <int MR, int NV>
 void rows(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
           int64_t ldc, const QEpilogue& ep) {
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
-  for (int64_t i = 0; i < m; i += MR)
-    tile<MR, NV>(a + i * lda, lda, std::min<int64_t>(MR, m - i), bp, kq, w, n,
-                 static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize), ldc, ep.offset(i, 0));
+  auto at = [&](int64_t i) { return static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize); };
+  int64_t i = 0;
+  for (; i + MR <= m; i += MR) tile<MR, NV>(a + i * lda, lda, MR, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  if (i == m) return;
+  // The last rows: with 4 vectors a tile of their own height (a 7x7 map's 49 rows would
+  // otherwise compute 54), else a full tile that repeats the last row.
+  const int64_t left = m - i;
+  if constexpr (NV == 4) {
+    switch (left) {
+      case 1: return tile<1, NV>(a + i * lda, lda, 1, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 2: return tile<2, NV>(a + i * lda, lda, 2, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 3: return tile<3, NV>(a + i * lda, lda, 3, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 4: return tile<4, NV>(a + i * lda, lda, 4, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      default: break;
+    }
+  }
+  tile<MR, NV>(a + i * lda, lda, left, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
 }
 
 }  // namespace

@@ -130,7 +130,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                                          Case{6, 64, 64, true, 128, false}, Case{13, 70, 29, true, 7, false},
                                          Case{25, 17, 12, true, 0, true}, Case{100, 200, 77, true, 51, false},
                                          Case{33, 48, 40, false, 9, false}, Case{9, 33, 130, false, 200, true},
-                                         Case{97, 130, 300, true, 255, false}));
+                                         Case{97, 130, 300, true, 255, false},
+                                         // Every remainder of 6 rows under 64-column panels
+                                         // (AVX512-VNNI's own-height last tiles): 1, 2, 3, 4.
+                                         Case{26, 64, 37, true, 5, false}, Case{15, 80, 21, false, 0, true}));
 
 }  // namespace
 }  // namespace fusor::int8
