@@ -118,21 +118,6 @@ TEST(ConvFolds, BatchNormThenPerChannelScaleFold) {
   EXPECT_LT(r->max_diff, 1e-4);
 }
 
-// A training-mode BatchNormalization normalizes by the batch's statistics, not the stored ones:
-// it is not folded, even with its extra outputs unused.
-TEST(ConvFolds, TrainingModeBatchNormIsNotFolded) {
-  GB b;
-  ValueId x = b.input("x", {2, 3, 6, 6});
-  ValueId c = b.node("Conv", {x, b.init("w", filled({5, 3, 3, 3}, -1.f, 0.13f))}, "conv");
-  b.output(b.node("BatchNormalization",
-                  {c, b.vec("sc", {1.f, 2.f, .5f, 1.5f, .7f}), b.vec("sh", {0.f, .1f, .2f, .3f, .4f}),
-                   b.vec("mu", {.1f, -.1f, 0.f, .2f, .3f}), b.vec("var", {1.f, .5f, 2.f, .25f, 1.f})},
-                  "bn", {Attribute::make_int("training_mode", 1)}));
-  RewriteReport rep = run_rewrites(b.g, conv_matmul_rules(OptLevel::Basic), RewriteOptions{}, 17);
-  EXPECT_EQ(rep.rules_fired["conv_bn_fold"], 0);
-  EXPECT_EQ(b.count("BatchNormalization"), 1) << b.dump();
-}
-
 // A constant that varies along the width is not a per-channel bias: the Add stays.
 TEST(ConvFolds, ConstantAlongAnotherAxisIsNotFolded) {
   auto r = rewrite_and_compare([](GB& b) {
