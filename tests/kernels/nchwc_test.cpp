@@ -4,7 +4,11 @@
 // shorter than a tile, each ISA), reorders and pools.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "kernels/nchwc/conv.h"
 #include "kernels/nchwc/nchwc_format.h"
+#include "kernels/thread_pool.h"
 #include "tests/kernels/nchwc_test_util.h"
 
 namespace fusor::test {
@@ -185,6 +189,50 @@ TEST(NchwcPool, FastMatchesReferenceAndOnnx) {
     EXPECT_TRUE(near(plain_out(ref, c.x[1]), want, 1e-6)) << op;
     const Tensor fast = fused(op, {to_blocked(x)}, c.attrs, "fast");
     EXPECT_TRUE(near(plain_out(fast, c.x[1]), want, 1e-5)) << op;
+  }
+}
+
+}  // namespace
+}  // namespace fusor::test
+
+namespace fusor::test {
+namespace {
+
+// nchwc_conv split over 2 threads (ranges of tiles; small images too) gives
+// the serial result bit for bit: each output element is summed in the same order either way.
+TEST(NchwcConv, TwoThreadsEqualOneBitForBit) {
+  struct Case {
+    const char* what;
+    int64_t c, k, hw, kernel;
+  };
+  const Case cases[] = {{"1x1 7x7 320 -> 1280 (output blocks split)", 320, 1280, 7, 1},
+                        {"1x1 14x14 96 -> 576", 96, 576, 14, 1},
+                        {"3x3 28x28 64 -> 64", 64, 64, 28, 3},
+                        {"3x3 7x7 48 -> 40 (partial block)", 48, 40, 7, 3},
+                        {"1x1 56x56 24 -> 144 (tiles split)", 24, 144, 56, 1}};
+  ThreadPool two(2);
+  uint32_t seed = 900;
+  for (const Case& c : cases) {
+    const int64_t pad = c.kernel / 2;
+    const Tensor x = to_blocked(rnd({1, c.c, c.hw, c.hw}, seed++)), w = rnd({c.k, c.c, c.kernel, c.kernel}, seed++);
+    const Tensor b = rnd({c.k}, seed++);
+    NchwcConvWeights pw(w.data<float>(), c.k, c.c, c.kernel, c.kernel, 1, false, 16);
+    Conv2dShape s;
+    s.in_c = c.c, s.in_h = s.in_w = c.hw, s.out_c = c.k, s.out_h = s.out_w = c.hw;
+    s.k_h = s.k_w = c.kernel, s.pad_t = s.pad_l = s.pad_b = s.pad_r = pad;
+    const size_t out = static_cast<size_t>((c.k + 15) / 16 * 16 * c.hw * c.hw);
+    for (Activation act : {Activation::None, Activation::Relu, Activation::Sigmoid}) {
+      Epilogue ep;
+      ep.bias = b.data<float>();
+      ep.bias_axis = BiasAxis::PerRow;
+      ep.act.kind = act;
+      std::vector<float> serial(out), split(out);
+      nchwc_conv(pw, s, x.data<float>(), serial.data(), ep);
+      GemmRun run;
+      run.pool = &two;
+      nchwc_conv(pw, s, x.data<float>(), split.data(), ep, run);
+      EXPECT_EQ(std::memcmp(serial.data(), split.data(), out * sizeof(float)), 0) << c.what;
+    }
   }
 }
 
