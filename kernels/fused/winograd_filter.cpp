@@ -1,39 +1,17 @@
 // fusor.WinogradFilter: the filter transform of Winograd's F(tile x tile, 3 x 3), U = G g Gᵀ per
-// (output, input) channel pair, from W (K, C, 3, 3) to U (a, a, C, K), a = tile + 2, with the
-// matrices of kernels/winograd/matrices.h (the ones fusor.WinogradConv's transforms use), summed
-// in double and rounded once. Rules write it on constant filters so constant folding computes U at
-// optimize time (op_traits: its result may be 4x its input there).
+// (output, input) channel pair, from W (K, C, 3, 3) to U (a, a, C, K), a = tile + 2: the
+// transform fusor.WinogradConv's kernels are made for (kernels/winograd/winograd.h). Rules write
+// it on constant filters so constant folding computes U at optimize time (op_traits: its result
+// may be 4x its input there).
 #include <string>
 
 #include "kernels/common/kernel_util.h"
 #include "kernels/fused/common.h"
 #include "kernels/winograd/matrices.h"
+#include "kernels/winograd/winograd.h"
 
 namespace fusor::fused {
 namespace {
-
-template <int M>
-void transform(const float* w, int64_t K, int64_t C, float* u) {
-  using Mx = winograd::Matrices<M>;
-  constexpr int A = Mx::a;
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (k * C + c) * 9;
-      double gg[A][3];  // G g
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < 3; ++j) {
-          double s = 0;
-          for (int t = 0; t < 3; ++t) s += Mx::G[i][t] * g[t * 3 + j];
-          gg[i][j] = s;
-        }
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) {
-          double s = 0;
-          for (int t = 0; t < 3; ++t) s += gg[i][t] * Mx::G[j][t];
-          u[((i * A + j) * C + c) * K + k] = static_cast<float>(s);
-        }
-    }
-}
 
 class WinogradFilter : public Kernel {
  public:
@@ -52,8 +30,7 @@ class WinogradFilter : public Kernel {
       throw_bad_input(ctx.where() + ": WinogradFilter takes 3x3 filters (K, C, 3, 3), got " + shape_str(w.shape()));
     const int64_t K = w.dim(0), C = w.dim(1), a = tile_ + 2;
     Tensor& u = ctx.output(0, Shape{a, a, C, K}, DataType::Float);
-    if (tile_ == 2) transform<2>(w.data<float>(), K, C, u.data<float>());
-    else transform<4>(w.data<float>(), K, C, u.data<float>());
+    winograd_transform_filter(w.data<float>(), K, C, tile_, u.data<float>());
   }
 
  private:

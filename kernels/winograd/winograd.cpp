@@ -204,9 +204,8 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
   }
 }
 
-std::vector<float> winograd_transform_filter(const float* g, int64_t out_c, int64_t in_c, int m) {
+void winograd_transform_filter(const float* g, int64_t out_c, int64_t in_c, int m, float* u) {
   auto one = [&](const auto& G, int a) {
-    std::vector<float> u(static_cast<size_t>(a * a * in_c * out_c));
     for (int64_t k = 0; k < out_c; ++k)
       for (int64_t c = 0; c < in_c; ++c) {
         const float* f = g + (k * in_c + c) * 9;
@@ -218,11 +217,17 @@ std::vector<float> winograd_transform_filter(const float* g, int64_t out_c, int6
             u[((i * a + j) * in_c + c) * out_c + k] = static_cast<float>(acc);
           }
       }
-    return u;
   };
   if (m == 2) return one(winograd::Matrices<2>::G, 4);
   if (m == 4) return one(winograd::Matrices<4>::G, 6);
   throw Error(ErrorKind::Internal, "winograd: unsupported tile " + std::to_string(m));
+}
+
+std::vector<float> winograd_transform_filter(const float* g, int64_t out_c, int64_t in_c, int m) {
+  const int64_t a = m + 2;
+  std::vector<float> u(static_cast<size_t>(a * a * in_c * out_c));
+  winograd_transform_filter(g, out_c, in_c, m, u.data());
+  return u;
 }
 
 }  // namespace fusor

@@ -4,7 +4,7 @@
 //
 // Filters arrive already transformed, U = G g Gᵀ with shape (a, a, C, K) (a = m + 2), as
 // fusor.WinogradConv carries them (the rule computes them at optimize time);
-// `winograd_transform_filter` computes the same thing for tests and benchmarks. WinogradWeights
+// `winograd_transform_filter` computes the same thing (fusor.WinogradFilter, tests, benchmarks). WinogradWeights
 // packs U once for the kernel's ISA.
 //
 // The work: the output is cut into strips of whole tile rows; each strip's input is packed into
@@ -73,7 +73,9 @@ void winograd_conv2d(const WinogradWeights& w, const WinogradShape& s, const flo
                      const Epilogue& ep = {}, const GemmRun& run = {});
 
 // U = G g Gᵀ for every (output, input) channel pair of g (out_c, in_c, 3, 3), as (a, a, in_c, out_c),
-// computed in double and rounded once.
+// computed in double and rounded once. The first form writes into u (a * a * in_c * out_c floats):
+// fusor.WinogradFilter's kernel.
+void winograd_transform_filter(const float* g, int64_t out_c, int64_t in_c, int m, float* u);
 std::vector<float> winograd_transform_filter(const float* g, int64_t out_c, int64_t in_c, int m);
 
 }  // namespace fusor
