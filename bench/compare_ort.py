@@ -203,61 +203,64 @@ def output_scales(model):
     return scales
 
 
-def load_output(d, san):
+def sanitize(name):
+    """A tensor name as ort_peer.js and fusor name its .npy file."""
+    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
+
+
+def load_output(d, name):
     import numpy as np
-    f = os.path.join(d, "out.%s.npy" % san)
+    f = os.path.join(d, "out.%s.npy" % sanitize(name))
     if os.path.exists(f):
         return np.load(f)
-    cands = glob.glob(os.path.join(d, "*%s*" % san))
+    cands = glob.glob(os.path.join(d, "*%s*" % sanitize(name)))
     return np.load(cands[0]) if cands else None
 
 
-def steps_apart(model, ref, got):
-    """Per quantized graph output: (worst |got - ref| in steps of its scale, elements that differ,
-    total elements), or None when got lacks it or shapes differ. Returns (that dict, scales)."""
+def steps_of(a, g, scale):
+    """(worst |g - a| in steps of scale, elements that differ)."""
     import numpy as np
-    scales, res = output_scales(model), {}
-    for o in model.graph.output:
-        if o.name not in scales:
-            continue
-        san = "".join(c if c.isalnum() or c in "_.-" else "_" for c in o.name)
-        a, g = load_output(ref, san), load_output(got, san)
-        if a is None or g is None or a.shape != g.shape:
-            res[o.name] = None
-            continue
-        diff = np.abs(a.astype(np.float64) - g.astype(np.float64))
-        res[o.name] = (float(diff.max() / scales[o.name]) if diff.size else 0.0, int((diff > 0).sum()), diff.size)
-    return res, scales
+    diff = np.abs(a.astype(np.float64) - g.astype(np.float64))
+    return (float(diff.max() / scale) if diff.size else 0.0), int((diff > 0).sum())
+
+
+def ort_spread(model, ref, own):
+    """Per quantized graph output, steps_of ORT at level disabled (own) against ORT (ref)."""
+    res = {}
+    for o, scale in output_scales(model).items():
+        a, b = load_output(ref, o), load_output(own, o)
+        if a is not None and b is not None and a.shape == b.shape:
+            res[o] = steps_of(a, b, scale)
+    return res
 
 
 def compare_steps(model, ref, got, opts, spread=None):
     """Worst |fusor - ORT| in steps of each quantized output's scale, allowed up to the larger of
-    opts["steps"] and ORT's own spread between levels (spread: steps_apart of ORT vs ORT, or None);
-    top-1 of 2-D outputs."""
+    opts["steps"] and ORT's own spread between levels (spread: ort_spread, or None); top-1 of 2-D
+    outputs."""
     import numpy as np
-    apart, scales = steps_apart(model, ref, got)
+    scales = output_scales(model)
     ok, lines = True, []
     for o in model.graph.output:
-        san = "".join(c if c.isalnum() or c in "_.-" else "_" for c in o.name)
-        a, g = load_output(ref, san), load_output(got, san)
+        a, g = load_output(ref, o.name), load_output(got, o.name)
         if a is None or g is None or g.shape != a.shape:
             lines.append("%s: missing or shaped %s, ORT %s" % (o.name, None if g is None else g.shape,
                                                              None if a is None else a.shape))
             ok = False
             continue
-        diff = np.abs(a.astype(np.float64) - g.astype(np.float64))
         if o.name in scales:
-            steps, ndiff, total = apart[o.name]
+            steps, ndiff = steps_of(a, g, scales[o.name])
             own = spread.get(o.name) if spread else None
             bound = max(opts["steps"], own[0] if own else 0.0)
             good = steps <= bound + 1e-3
             line = "%s: worst %.2f steps of %g (%d of %d elements differ)" % (o.name, steps, scales[o.name], ndiff,
-                                                                            total)
+                                                                            a.size)
             if own:
                 line += "; ORT disabled vs ORT %s: %.2f steps (%d differ); bound %.2f" % (
                     opts["level"], own[0], own[1], bound)
         else:
             good = bool(np.allclose(g, a, rtol=opts["rtol"], atol=opts["atol"]))
+            diff = np.abs(a.astype(np.float64) - g.astype(np.float64))
             line = "%s: max abs diff %g (not quantized: rtol %g)" % (o.name, float(diff.max()) if diff.size else 0.0,
                                                                     opts["rtol"])
         if a.ndim == 2 and a.shape[1] > 1:
@@ -291,28 +294,27 @@ def check_one(opts, name, path, seed):
     dims = dims_for(name, opts)
     work = tempfile.mkdtemp(prefix="fusor-check-")
     ref, got = os.path.join(work, "ort"), os.path.join(work, "fusor")
-    cmd = ["node", os.path.join(PEER, "ort_peer.js"), path, "--no-save", "--level", opts["level"], "--threads", "1",
-           "--repeat", "1", "--warmup", "0", "--seed", str(seed), "--dump", ref] + dim_flags(dims)
-    cmd_ort = cmd[:cmd.index("--dump") + 2]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
-    if r.returncode != 0:
-        die("ORT failed: " + " ".join(cmd) + "\n" + r.stderr[-2000:])
+    def ort(level, dump, inputs=None):
+        cmd = ["node", os.path.join(PEER, "ort_peer.js"), path, "--no-save", "--level", level, "--threads", "1",
+               "--repeat", "1", "--warmup", "0", "--seed", str(seed), "--dump", dump] + dim_flags(dims)
+        cmd += ["--inputs", inputs] if inputs else []
+        r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
+        if r.returncode != 0:
+            die("ORT failed: " + " ".join(cmd) + "\n" + r.stderr[-2000:])
+
+    ort(opts["level"], ref)
     if binary_masks(ref):
         # A random integer "attention mask" of 0..10 scales the masked scores by up to 1e5: both runtimes
         # are then right on their own rounding yet far apart after Softmax. Masks are 0/1 in real use:
         # make them so and run ORT again on the same inputs.
-        r = subprocess.run(cmd + ["--inputs", ref], capture_output=True, text=True,
-                           env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
-        if r.returncode != 0:
-            die("ORT failed: " + " ".join(cmd) + "\n" + r.stderr[-2000:])
+        ort(opts["level"], ref, inputs=ref)
     m = onnx.load(path, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
     flags = []
     for i in m.graph.input:
         if i.name in inits:
             continue
-        san = "".join(c if c.isalnum() or c in "_.-" else "_" for c in i.name)
-        flags += ["--input", "%s=%s" % (i.name, os.path.join(ref, "in.%s.npy" % san))]
+        flags += ["--input", "%s=%s" % (i.name, os.path.join(ref, "in.%s.npy" % sanitize(i.name)))]
     cmd = [opts["fusor"], "run", path, "--level", opts["level"], "--threads", "1", "--output-dir", got,
            "--output-format", "npy"] + flags + dim_flags(dims) + opts.get("extra", [])
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -327,12 +329,8 @@ def check_one(opts, name, path, seed):
             # add up through layers (bert_like_qdq: ORT's own levels differ by 5 steps). fusor passes
             # within --steps of ORT or within ORT's own spread, whichever is larger; both are printed.
             own = os.path.join(work, "ort-disabled")
-            base = [a if a != opts["level"] else "disabled" for a in cmd_ort]
-            r = subprocess.run(base[:base.index("--dump")] + ["--dump", own, "--inputs", ref] + dim_flags(dims),
-                               capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
-            if r.returncode != 0:
-                die("ORT failed at level disabled:\n" + r.stderr[-2000:])
-            spread, _ = steps_apart(m, ref, own)
+            ort("disabled", own, inputs=ref)
+            spread = ort_spread(m, ref, own)
         good, lines = compare_steps(m, ref, got, opts, spread)
         print("%-16s %s (seed %d, within %g steps, level %s; files in %s)" % (
             name, "OK  " if good else "FAIL", seed, opts["steps"], opts["level"], work))
