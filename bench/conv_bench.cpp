@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/conv_layer.h"
 #include "kernels/conv/conv.h"
 #include "kernels/thread_pool.h"
 
@@ -16,11 +17,7 @@ namespace {
 
 using namespace fusor;
 
-struct Layer {
-  const char* name;
-  int64_t c, h, w, oc, k, stride, pad, group;
-  bool relu6;
-};
+using Layer = bench::ConvLayer;
 
 const Layer kLayers[] = {
     {"r18_conv1_7x7s2", 3, 224, 224, 64, 7, 2, 3, 1, false},
@@ -50,11 +47,7 @@ std::vector<float> rnd(size_t n) {
 void run_layer(benchmark::State& st, ConvLayout layout, int threads) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
-  Conv2dShape s;
-  s.in_c = L.c, s.in_h = L.h, s.in_w = L.w, s.out_c = L.oc, s.k_h = s.k_w = L.k;
-  s.stride_h = s.stride_w = L.stride, s.pad_t = s.pad_l = s.pad_b = s.pad_r = L.pad, s.group = L.group;
-  s.out_h = (L.h + 2 * L.pad - L.k) / L.stride + 1;
-  s.out_w = (L.w + 2 * L.pad - L.k) / L.stride + 1;
+  const Conv2dShape s = bench::conv_shape(L);
   const auto x = rnd(L.c * L.h * L.w), w = rnd(L.oc * (L.c / L.group) * L.k * L.k), bias = rnd(L.oc);
   std::vector<float> y(L.oc * s.out_h * s.out_w);
   PackedConvWeights pw(w.data(), L.oc, L.c / L.group, L.k, L.k, L.group, layout);

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/conv_layer.h"
 #include "bench/fma_peak.h"
 #include "kernels/conv/conv.h"
 #include "kernels/nchwc/conv.h"
@@ -21,11 +22,7 @@ namespace {
 
 using namespace fusor;
 
-struct Layer {
-  const char* name;
-  int64_t c, h, w, oc, k, stride, pad, group;
-  bool relu6;
-};
+using Layer = bench::ConvLayer;
 
 const Layer kLayers[] = {
     {"r18_stem_7x7s2_c3", 3, 224, 224, 64, 7, 2, 3, 1, false},
@@ -59,15 +56,6 @@ std::vector<float> rnd(size_t n) {
   return v;
 }
 
-Conv2dShape shape_of(const Layer& L) {
-  Conv2dShape s;
-  s.in_c = L.c, s.in_h = L.h, s.in_w = L.w, s.out_c = L.oc, s.k_h = s.k_w = L.k;
-  s.stride_h = s.stride_w = L.stride, s.pad_t = s.pad_l = s.pad_b = s.pad_r = L.pad, s.group = L.group;
-  s.out_h = (L.h + 2 * L.pad - L.k) / L.stride + 1;
-  s.out_w = (L.w + 2 * L.pad - L.k) / L.stride + 1;
-  return s;
-}
-
 void counters(benchmark::State& st, const Layer& L, const Conv2dShape& s, int threads) {
   const double flops = 2.0 * L.oc * s.out_h * s.out_w * (L.c / L.group) * L.k * L.k;
   st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -79,7 +67,7 @@ void counters(benchmark::State& st, const Layer& L, const Conv2dShape& s, int th
 void run_nchwc(benchmark::State& st, int threads) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
-  const Conv2dShape s = shape_of(L);
+  const Conv2dShape s = bench::conv_shape(L);
   const bool plain = L.c < 8;
   const int64_t B = kNchwcBlock;
   const auto x = rnd(plain ? L.c * L.h * L.w : nchwc_blocks(L.c, B) * B * L.h * L.w);
@@ -105,7 +93,7 @@ void BM_NchwcConv_2T(benchmark::State& st) { run_nchwc(st, 2); }
 void BM_NchwcConv_NCHW(benchmark::State& st) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
-  const Conv2dShape s = shape_of(L);
+  const Conv2dShape s = bench::conv_shape(L);
   const auto x = rnd(L.c * L.h * L.w), w = rnd(L.oc * (L.c / L.group) * L.k * L.k), bias = rnd(L.oc);
   std::vector<float> y(L.oc * s.out_h * s.out_w);
   PackedConvWeights pw(w.data(), L.oc, L.c / L.group, L.k, L.k, L.group, ConvLayout::NCHW);

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/conv_layer.h"
 #include "bench/fma_peak.h"
 #include "kernels/cpu_features.h"
 #include "kernels/int8/qconv.h"
@@ -21,10 +22,7 @@ namespace {
 
 using namespace fusor;
 
-struct Layer {
-  const char* name;
-  int64_t c, h, w, oc, k, stride, pad, group;
-};
+using Layer = bench::ConvLayer;
 
 const Layer kLayers[] = {
     {"r18_conv1_7x7s2", 3, 224, 224, 64, 7, 2, 3, 1},
@@ -46,11 +44,7 @@ const Layer kLayers[] = {
 void run_layer(benchmark::State& st, int threads) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
-  Conv2dShape s;
-  s.in_c = L.c, s.in_h = L.h, s.in_w = L.w, s.out_c = L.oc, s.k_h = s.k_w = L.k;
-  s.stride_h = s.stride_w = L.stride, s.pad_t = s.pad_l = s.pad_b = s.pad_r = L.pad, s.group = L.group;
-  s.out_h = (L.h + 2 * L.pad - L.k) / L.stride + 1;
-  s.out_w = (L.w + 2 * L.pad - L.k) / L.stride + 1;
+  const Conv2dShape s = bench::conv_shape(L);
   const int64_t cg = L.c / L.group, taps = L.k * L.k;
   std::mt19937 g(1);
   std::vector<uint8_t> x(static_cast<size_t>(L.c * L.h * L.w)), y(static_cast<size_t>(L.oc * s.out_h * s.out_w));
