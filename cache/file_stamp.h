@@ -1,6 +1,6 @@
 // A file's stamp: what fstat says about its identity (device, inode) and its last change (size,
 // modification and status-change times in nanoseconds). The store remembers a model file's hash
-// against its stamp (Store::remembered_hash), so a cache hit need not read the whole model again.
+// against its stamp (Store::remembered_file), so a cache hit need not read the whole model again.
 //
 // Why that is safe: any write to a file's bytes sets its ctime to the current time, and no
 // user-level call can set ctime back (touch -r, utimensat and copies that keep times set mtime

@@ -536,7 +536,7 @@ int64_t Store::clear() {
     Stmt q(db_, "SELECT COUNT(*) FROM entries");
     q.step();
     int64_t count = q.int_at(0);
-    exec(db_, "DELETE FROM entries; DELETE FROM payloads; DELETE FROM meta WHERE key LIKE 'file-hash:%'");
+    exec(db_, "DELETE FROM entries; DELETE FROM payloads; DELETE FROM meta WHERE key LIKE 'file-hash:%' OR key LIKE 'model-file:%'");
     sweep_images(db_);
     t.commit();
     return count;
@@ -546,24 +546,38 @@ int64_t Store::clear() {
   return n;
 }
 
-std::optional<std::string> Store::remembered_hash(const FileStamp& s) {
-  return guarded<std::optional<std::string>>("read", std::nullopt, [&]() -> std::optional<std::string> {
+std::optional<RememberedFile> Store::remembered_file(const FileStamp& s) {
+  return guarded<std::optional<RememberedFile>>("read", std::nullopt, [&]() -> std::optional<RememberedFile> {
     Stmt q(db_, "SELECT value FROM meta WHERE key=?");
-    const std::string row = "file-hash:" + s.identity();
+    const std::string row = "model-file:" + s.identity();
     q.bind(1, std::string_view(row));
     if (!q.step()) return std::nullopt;
-    const std::string v = q.text_at(0);  // "SIZE MTIME CTIME HASH"
+    const std::string v = q.text_at(0);  // "SIZE MTIME CTIME HASH" then "\nLOCATION" per location
     const std::string change = s.change();
-    if (v.size() != change.size() + 33 || v.compare(0, change.size(), change) != 0 || v[change.size()] != ' ')
+    const size_t head = change.size() + 33;
+    if (v.size() < head || v.compare(0, change.size(), change) != 0 || v[change.size()] != ' ' ||
+        (v.size() > head && v[head] != '\n'))
       return std::nullopt;
-    return v.substr(change.size() + 1);
+    RememberedFile f;
+    f.hash = v.substr(change.size() + 1, 32);
+    for (size_t at = head; at < v.size();) {
+      const size_t end = std::min(v.find('\n', at + 1), v.size());
+      f.external.push_back(v.substr(at + 1, end - at - 1));
+      at = end;
+    }
+    return f;
   });
 }
 
-void Store::remember_hash(const FileStamp& s, const std::string& hex) {
-  if (access_ == Access::ReadOnly || hex.size() != 32) return;
+void Store::remember_file(const FileStamp& s, const RememberedFile& f) {
+  if (access_ == Access::ReadOnly || f.hash.size() != 32) return;
+  std::string value = s.change() + " " + f.hash;
+  for (const std::string& loc : f.external) {
+    if (loc.find('\n') != std::string::npos) return;
+    value += "\n" + loc;
+  }
   guarded("write", false, [&] {
-    const std::string row = "file-hash:" + s.identity(), value = s.change() + " " + hex;
+    const std::string row = "model-file:" + s.identity();
     Stmt(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)")
         .bind(1, std::string_view(row))
         .bind(2, std::string_view(value))

@@ -81,6 +81,13 @@ struct VerifyReport {
 
 enum class Access { ReadOnly, ReadWrite };
 
+// A model file's facts that depend only on its bytes (Store::remembered_file).
+struct RememberedFile {
+  std::string hash;                   // XXH3-128, 32 hex digits
+  std::vector<std::string> external;  // its external-data locations, sorted (external_refs.h)
+  bool operator==(const RememberedFile&) const = default;
+};
+
 class Store;
 
 struct OpenResult {
@@ -139,13 +146,17 @@ class Store {
   // Remembered file hashes go too.
   int64_t clear();
 
-  // The hash remembered for a file whose stamp is exactly `s` (cache/file_stamp.h says why a
-  // stamp identifies the bytes); nullopt when none or the store failed. Rows live in table meta
-  // (key "file-hash:DEV:INO"), so the schema is unchanged and older fusor builds ignore them.
-  std::optional<std::string> remembered_hash(const FileStamp& s);
-  // Remembers `hex` for `s` (read-write access; the caller checks that `s` is settled). A store
-  // failure is only logged: the next run hashes the file again.
-  void remember_hash(const FileStamp& s, const std::string& hex);
+  // What is remembered of a model file whose stamp is exactly `s` (cache/file_stamp.h says why a
+  // stamp identifies the bytes): its hash and the external-data locations it names, both functions
+  // of its bytes, so a hit reads neither the whole file nor its tensor headers. nullopt when none
+  // or the store failed. Rows live in table meta (key "model-file:DEV:INO"; the earlier
+  // "file-hash:" rows, without the locations, are ignored), so the schema is unchanged and older
+  // fusor builds ignore them.
+  std::optional<RememberedFile> remembered_file(const FileStamp& s);
+  // Remembers `f` for `s` (read-write access; the caller checks that `s` is settled). Not
+  // remembered: a hash that is not 32 hex digits, a location holding a newline. A store failure
+  // is only logged: the next run reads the file again.
+  void remember_file(const FileStamp& s, const RememberedFile& f);
 
   Access access() const { return access_; }
   // The last failure an operation fell back from ("" when none): read-only commands report it.

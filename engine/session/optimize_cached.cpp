@@ -31,8 +31,8 @@ namespace {
 
 // A read-only view of a model file's bytes (memory-mapped), or of in-memory bytes, and their hash.
 // The file's hash is read through pread (cache/hash.h says why), from the same open file as the
-// mapping; the mapping is not populated: on a hit only the few pages external_data_locations
-// reads are touched, on a miss the loader parses from it.
+// mapping; the mapping is not populated: on a hit of a remembered file no page is touched, else
+// only the pages external_data_locations reads; on a miss the loader parses from it.
 class ModelBytes {
  public:
   explicit ModelBytes(const ModelSource& s) {
@@ -63,23 +63,30 @@ class ModelBytes {
   bool ok() const { return ok_; }
   bool mapped() const { return map_ != nullptr; }
   std::string_view view() const { return view_; }
-  // XXH3-128 hex of the bytes; nullopt when the file cannot be read back whole. With a store,
-  // a file whose stamp the store remembers is not read (cache/file_stamp.h says why that is
-  // safe), and a settled file's hash is remembered for the next run.
-  std::optional<std::string> hash(cache::Store* store = nullptr) const {
-    if (!map_) return cache::hash_hex(view_);
-    std::optional<cache::FileStamp> stamp = store ? cache::stamp_of_fd(fd_) : std::nullopt;
+  // The bytes' XXH3-128 hex and the external-data locations they name; nullopt when the file
+  // cannot be read back whole or is not a model external_data_locations can scan. With a store,
+  // a file whose stamp the store remembers is not read at all (cache/file_stamp.h says why that
+  // is safe), and a settled file's facts are remembered for the next run.
+  std::optional<cache::RememberedFile> facts(cache::Store* store = nullptr) const {
+    std::optional<cache::FileStamp> stamp = map_ && store ? cache::stamp_of_fd(fd_) : std::nullopt;
     if (stamp && stamp->size == static_cast<int64_t>(size_))
-      if (std::optional<std::string> known = store->remembered_hash(*stamp)) return known;
+      if (std::optional<cache::RememberedFile> known = store->remembered_file(*stamp)) return known;
     const int64_t now = cache::realtime_ns();
-    std::string hex;
-    if (!cache::hash_fd(fd_, size_, hex)) return std::nullopt;
-    if (stamp && stamp->size == static_cast<int64_t>(size_) && cache::settled(*stamp, now)) {
-      // Still the same file after reading it: remember the hash.
-      if (std::optional<cache::FileStamp> after = cache::stamp_of_fd(fd_); after && *after == *stamp)
-        store->remember_hash(*stamp, hex);
+    cache::RememberedFile f;
+    auto external = cache::external_data_locations(view_);
+    if (!external) return std::nullopt;
+    f.external = std::move(*external);
+    if (!map_) {
+      f.hash = cache::hash_hex(view_);
+      return f;
     }
-    return hex;
+    if (!cache::hash_fd(fd_, size_, f.hash)) return std::nullopt;
+    if (stamp && stamp->size == static_cast<int64_t>(size_) && cache::settled(*stamp, now)) {
+      // Still the same file after reading it: remember what was read.
+      if (std::optional<cache::FileStamp> after = cache::stamp_of_fd(fd_); after && *after == *stamp)
+        store->remember_file(*stamp, f);
+    }
+    return f;
   }
 
  private:
@@ -182,18 +189,16 @@ bool deps_unchanged(const std::vector<std::pair<std::string, std::string>>& deps
   return true;
 }
 
-// `store`: where the model file's hash may be remembered (ModelBytes::hash); null: always hashed.
+// `store`: where the model file's facts may be remembered (ModelBytes::facts); null: always read.
 std::optional<std::string> key_from_bytes(const ModelBytes& model, const ModelSource& source,
                                           const ShapeOverrides& overrides, const OptimizeOptions& options,
                                           const RuleInputs& rules, cache::Store* store = nullptr) {
-  auto externals = cache::external_data_locations(model.view());
-  if (!externals) return std::nullopt;
-  std::optional<std::string> model_hash = model.hash(store);
-  if (!model_hash) return std::nullopt;
+  std::optional<cache::RememberedFile> facts = model.facts(store);
+  if (!facts) return std::nullopt;
   cache::KeyBuilder k;
-  k.add("model", *model_hash);
+  k.add("model", facts->hash);
   std::string base = base_dir_of(source);
-  for (const std::string& loc : *externals) {
+  for (const std::string& loc : facts->external) {
     k.add("external", loc);
     k.add_file("external-bytes", base + "/" + loc);
   }

@@ -103,7 +103,7 @@ TEST(CacheSession, ARememberedModelHashServesOnlyTheUnchangedFile) {
     ASSERT_TRUE(st);
     std::string hex;
     ASSERT_TRUE(cache::hash_file(model, hex));
-    EXPECT_EQ(s->remembered_hash(*st), hex);
+    EXPECT_EQ(s->remembered_file(*st), (cache::RememberedFile{hex, {}}));
   }
   OptimizedModel hit = load(model, d.path("c.db"), o);
   EXPECT_EQ(hit.cache, "hit");
@@ -117,6 +117,44 @@ TEST(CacheSession, ARememberedModelHashServesOnlyTheUnchangedFile) {
   auto s = cache::Store::open(d.path("c.db"));
   ASSERT_TRUE(s);
   EXPECT_EQ(s->list().size(), 2u);  // an entry per version
+}
+
+// A remembered model file keeps the external-data locations its bytes name, so a hit that does not
+// read the model still hashes the external data: changed weights in the external file miss.
+TEST(CacheSession, ARememberedModelStillHashesItsExternalData) {
+  Dir d;
+  onnx::ModelProto m = small_model();
+  auto* t = m.mutable_graph()->mutable_initializer(0);
+  t->clear_float_data();
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value("w.bin");
+  const std::string model = d.path("ext.onnx");
+  save_model_proto(m, model);
+  write_bytes(d.path("w.bin"), std::string(64, '\0'));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(cache::kSettleNs + 100000000));  // settled
+  OptimizeOptions o;
+  o.level = OptLevel::Basic;
+  ASSERT_EQ(load(model, d.path("c.db"), o).cache, "miss");
+  {
+    auto s = cache::Store::open(d.path("c.db"));
+    ASSERT_TRUE(s);
+    const int fd = ::open(model.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    std::optional<cache::FileStamp> st = cache::stamp_of_fd(fd);
+    ::close(fd);
+    ASSERT_TRUE(st);
+    std::optional<cache::RememberedFile> f = s->remembered_file(*st);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->external, std::vector<std::string>{"w.bin"});
+  }
+  EXPECT_EQ(load(model, d.path("c.db"), o).cache, "hit");
+  std::string w(64, '\0');
+  w[0] = '\x3f';  // another weight
+  write_bytes(d.path("w.bin"), w);
+  EXPECT_EQ(load(model, d.path("c.db"), o).cache, "miss");
+  EXPECT_EQ(load(model, d.path("c.db"), o).cache, "hit");
 }
 
 TEST(CacheSession, TraceRunsWithTheCacheOff) {

@@ -284,36 +284,42 @@ TEST(CacheStore, HitsAreRecordedAtMostOncePerGranule) {
   EXPECT_EQ(s->list()[0].hits, 2);
 }
 
-// Remembered file hashes: exact stamps only, none after clear, none written by read-only access.
-TEST(CacheStore, RemembersAFileHashForItsExactStamp) {
+// Remembered model files: exact stamps only, their external-data locations kept, none after
+// clear, none written by read-only access.
+TEST(CacheStore, RemembersAFileForItsExactStamp) {
   Dir d;
   auto s = Store::open(d.path("c.db"));
   ASSERT_TRUE(s);
   cache::FileStamp st{.dev = 5, .ino = 77, .size = 1000, .mtime_ns = 111, .ctime_ns = 222};
-  const std::string h(32, 'a');
-  EXPECT_FALSE(s->remembered_hash(st));
-  s->remember_hash(st, h);
-  EXPECT_EQ(s->remembered_hash(st), h);
+  const cache::RememberedFile f{std::string(32, 'a'), {}};
+  EXPECT_FALSE(s->remembered_file(st));
+  s->remember_file(st, f);
+  EXPECT_EQ(s->remembered_file(st), f);
   for (auto change : {&cache::FileStamp::size, &cache::FileStamp::mtime_ns, &cache::FileStamp::ctime_ns,
                       &cache::FileStamp::ino}) {
     cache::FileStamp other = st;
     other.*change += 1;
-    EXPECT_FALSE(s->remembered_hash(other));
+    EXPECT_FALSE(s->remembered_file(other));
   }
-  const std::string h2(32, 'b');
+  const cache::RememberedFile f2{std::string(32, 'b'), {"", "w 1.bin", "weights/w2.bin"}};
   cache::FileStamp rewritten = st;
   rewritten.ctime_ns = 333;
-  s->remember_hash(rewritten, h2);  // the same file, changed: replaces the row
-  EXPECT_FALSE(s->remembered_hash(st));
-  EXPECT_EQ(s->remembered_hash(rewritten), h2);
+  s->remember_file(rewritten, f2);  // the same file, changed: replaces the row
+  EXPECT_FALSE(s->remembered_file(st));
+  EXPECT_EQ(s->remembered_file(rewritten), f2);
+  cache::FileStamp odd = st;
+  odd.ino = 78;
+  s->remember_file(odd, {std::string(32, 'c'), {"a\nb"}});  // a location a row cannot hold
+  s->remember_file(odd, {std::string(31, 'c'), {}});        // not a hash
+  EXPECT_FALSE(s->remembered_file(odd));
   auto ro = Store::open(d.path("c.db"), cache::Access::ReadOnly, false);
   ASSERT_TRUE(ro.store);
-  EXPECT_EQ(ro.store->remembered_hash(rewritten), h2);
-  ro.store->remember_hash(st, h);
-  EXPECT_FALSE(ro.store->remembered_hash(st));
+  EXPECT_EQ(ro.store->remembered_file(rewritten), f2);
+  ro.store->remember_file(st, f);
+  EXPECT_FALSE(ro.store->remembered_file(st));
   ro.store.reset();
   EXPECT_EQ(s->clear(), 0);
-  EXPECT_FALSE(s->remembered_hash(rewritten));
+  EXPECT_FALSE(s->remembered_file(rewritten));
 }
 
 TEST(CacheStore, ClearRemovesEverything) {
