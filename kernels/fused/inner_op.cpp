@@ -34,25 +34,34 @@ class InnerContext : public KernelContext {
 
 }  // namespace
 
-InnerOp::InnerOp(const std::string& op, int num_inputs, std::vector<Attribute> attrs, int num_outputs, int64_t opset) {
-  std::vector<ValueId> ins;
-  for (int i = 0; i < num_inputs; ++i) ins.push_back(graph_.add_value("in" + std::to_string(i)));
-  node_ = graph_.create_node(OpType::onnx(op), ins, num_outputs, std::move(attrs), "inner_" + op);
-  KernelInfo info;
-  info.node = &graph_.node(node_);
-  info.graph = &graph_;
-  info.opset = opset;
-  for (ValueId v : info.node->inputs) {
-    info.input_types.push_back(&graph_.value(v).type);
-    info.const_inputs.push_back(nullptr);
-  }
-  for (ValueId v : info.node->outputs) info.output_types.push_back(&graph_.value(v).type);
-  kernel_ = KernelRegistry::global().create(info, "reference");
+InnerOp::InnerOp(const std::string& op, int num_inputs, std::vector<Attribute> attrs, int num_outputs, int64_t opset)
+    : op_(op), num_inputs_(num_inputs), num_outputs_(num_outputs), attrs_(std::move(attrs)), opset_(opset) {}
+
+const InnerOp::Built& InnerOp::built() const {
+  std::call_once(once_, [this] {
+    auto b = std::make_unique<Built>();
+    std::vector<ValueId> ins;
+    for (int i = 0; i < num_inputs_; ++i) ins.push_back(b->graph.add_value("in" + std::to_string(i)));
+    b->node = b->graph.create_node(OpType::onnx(op_), ins, num_outputs_, attrs_, "inner_" + op_);
+    KernelInfo info;
+    info.node = &b->graph.node(b->node);
+    info.graph = &b->graph;
+    info.opset = opset_;
+    for (ValueId v : info.node->inputs) {
+      info.input_types.push_back(&b->graph.value(v).type);
+      info.const_inputs.push_back(nullptr);
+    }
+    for (ValueId v : info.node->outputs) info.output_types.push_back(&b->graph.value(v).type);
+    b->kernel = KernelRegistry::global().create(info, "reference");
+    built_ = std::move(b);
+  });
+  return *built_;
 }
 
 std::vector<Tensor> InnerOp::run(KernelContext& parent, const std::vector<const Tensor*>& inputs) const {
-  InnerContext ctx(parent, inputs, static_cast<int>(graph_.node(node_).outputs.size()));
-  kernel_->compute(ctx);
+  const Built& b = built();
+  InnerContext ctx(parent, inputs, static_cast<int>(b.graph.node(b.node).outputs.size()));
+  b.kernel->compute(ctx);
   return std::move(ctx.outputs());
 }
 

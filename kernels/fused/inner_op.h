@@ -1,10 +1,13 @@
 // Runs an ONNX op's reference kernel from inside another kernel's compute(), for the reference
 // kernels of fused ops, which are written as the composition of the ops they replace (obviously
-// right, not fast). The inner node lives in a private one-node graph built once, at kernel
-// creation; its outputs are heap tensors (a reference kernel may allocate; fast ones do not use
-// this).
+// right, not fast). The inner node lives in a private one-node graph built once, on the first
+// run (not at kernel creation: every fast kernel holds its reference kernel as a fallback it
+// seldom calls, and building those graphs was a large part of restoring a cached session); its
+// outputs are heap tensors (a reference kernel may allocate; fast ones do not use this).
+// Thread-safe: concurrent runs build the graph once.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,9 +26,19 @@ class InnerOp {
   Tensor run1(KernelContext& parent, const std::vector<const Tensor*>& inputs) const { return run(parent, inputs)[0]; }
 
  private:
-  Graph graph_;
-  NodeId node_ = kNoNode;
-  std::unique_ptr<Kernel> kernel_;
+  struct Built {
+    Graph graph;
+    NodeId node = kNoNode;
+    std::unique_ptr<Kernel> kernel;
+  };
+  const Built& built() const;
+
+  std::string op_;
+  int num_inputs_ = 0, num_outputs_ = 1;
+  std::vector<Attribute> attrs_;
+  int64_t opset_ = 0;
+  mutable std::once_flag once_;
+  mutable std::unique_ptr<Built> built_;
 };
 
 // The node's attributes without the fused-activation ones (what the inner op accepts).
