@@ -73,6 +73,7 @@ class XnnConv : public Kernel {
 };
 
 std::unique_ptr<Kernel> make_conv(const KernelInfo& info) {
+  require_xnnpack(info);
   const Node& n = info.n();
   const Tensor* w = const_float_input(info, 1);
   const bool has_b = n.inputs.size() > 2 && n.inputs[2] != kNoValue;

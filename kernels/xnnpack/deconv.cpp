@@ -78,6 +78,7 @@ class XnnDeconv : public Kernel {
 };
 
 std::unique_ptr<Kernel> make_deconv(const KernelInfo& info) {
+  require_xnnpack(info);
   const Node& n = info.n();
   const Tensor* w = const_float_input(info, 1);
   const bool has_b = n.inputs.size() > 2 && n.inputs[2] != kNoValue;

@@ -54,6 +54,7 @@ float float_attr(const Node& n, const char* name, float dflt) {
 }
 
 std::unique_ptr<Kernel> make_fully_connected(const KernelInfo& info, bool fused) {
+  require_xnnpack(info);
   const Node& n = info.n();
   const Tensor* b = const_float_input(info, 1);
   const bool has_c = n.inputs.size() > 2 && n.inputs[2] != kNoValue;

@@ -17,6 +17,7 @@ class XnnPool : public Kernel {
   XnnPool(const KernelInfo& info, PoolKind kind)
       : where_(info.where()), kind_(kind), attrs_(WindowAttrs::parse(info.n(), WindowKind::Pool)),
         fallback_(cpu_kernel(info)) {
+    require_xnnpack(info);
     if (const Attribute* a = info.n().attr("count_include_pad")) count_include_pad_ = a->i != 0;
   }
 
@@ -81,7 +82,9 @@ class XnnPool : public Kernel {
 // NhwcGlobalAveragePool: XNNPACK's global average pooling over N rows of H*W pixels.
 class XnnGlobalAveragePool : public Kernel {
  public:
-  explicit XnnGlobalAveragePool(const KernelInfo& info) : where_(info.where()), fallback_(cpu_kernel(info)) {}
+  explicit XnnGlobalAveragePool(const KernelInfo& info) : where_(info.where()), fallback_(cpu_kernel(info)) {
+    require_xnnpack(info);
+  }
 
   void compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);

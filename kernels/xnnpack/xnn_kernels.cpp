@@ -28,10 +28,10 @@ bool input_known_not_float(const KernelInfo& info, size_t i) {
 
 }  // namespace xnnpack
 
-// Registers nothing when XNNPACK is absent or fails to initialize (xnnpack_status() says why).
+// Registers nothing when XNNPACK is absent; when it fails to initialize (checked on first use, not
+// here) its kernels refuse to be created (xnnpack_status() says why).
 void register_xnnpack_kernels(KernelRegistry& r) {
 #ifdef FUSOR_HAVE_XNNPACK
-  if (!xnnpack::xnnpack_status().empty()) return;
   xnnpack::register_xnnpack_conv(r);
   xnnpack::register_xnnpack_pool(r);
   xnnpack::register_xnnpack_fully_connected(r);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "core/util/error.h"
 #include "kernels/register.h"
 
 #ifdef FUSOR_HAVE_XNNPACK
@@ -25,6 +26,11 @@ const std::string& xnnpack_status() {
       "fusor was built without XNNPACK (install libxnnpack-dev and libpthreadpool-dev, then re-run cmake)";
 #endif
   return status;
+}
+
+void require_xnnpack(const KernelInfo& info) {
+  if (const std::string& why = xnnpack_status(); !why.empty())
+    throw_bad_input(info.where() + ": the xnnpack kernel is unavailable: " + why);
 }
 
 pthreadpool* thread_pool_for(int threads) {

@@ -3,7 +3,8 @@
 // partitioner for the `xnnpack` provider (engine/session/partition.h).
 //
 // XNNPACK is optional: without it (FUSOR_HAVE_XNNPACK undefined) nothing is registered and
-// xnnpack_status() says why, so the provider is reported unavailable.
+// xnnpack_status() says why, so the provider is reported unavailable (as it is when XNNPACK is
+// compiled in but fails to initialize; its kernels then refuse to be created).
 //
 // XNNPACK operators keep the pointers of their last setup, so one operator cannot run two calls
 // at once: each kernel serializes setup + run with a mutex (the kernel contract allows concurrent
@@ -21,7 +22,12 @@ struct pthreadpool;
 namespace fusor::xnnpack {
 
 // "" when XNNPACK is compiled in and initialized; else why not (for the provider's message).
+// XNNPACK is initialized on the first call (it reads the CPU's description: not free), not when
+// the kernels are registered, so a session that uses no xnnpack kernel never pays for it.
 const std::string& xnnpack_status();
+// Throws BadInput naming the node when XNNPACK is unavailable (xnnpack_status()): every xnnpack
+// kernel's factory calls it first.
+void require_xnnpack(const KernelInfo& info);
 
 // A pthreadpool with `threads` threads, shared by every kernel of the process and created on first
 // use; nullptr (XNNPACK runs on the caller) for 1 thread or when FUSOR_XNNPACK_THREADPOOL=0.
