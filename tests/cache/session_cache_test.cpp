@@ -80,6 +80,16 @@ TEST(CacheSession, BytesSourceHitsTheEntryOfTheSameFile) {
   EXPECT_EQ(hit.model->path, "sq");
 }
 
+// What the store at `db` remembers of the file `model` as it is now (nullopt: nothing).
+std::optional<cache::RememberedFile> remembered(const std::string& model, const std::string& db) {
+  auto s = cache::Store::open(db);
+  const int fd = ::open(model.c_str(), O_RDONLY);
+  if (!s || fd < 0) return std::nullopt;
+  std::optional<cache::FileStamp> st = cache::stamp_of_fd(fd);
+  ::close(fd);
+  return st ? s->remembered_file(*st) : std::nullopt;
+}
+
 // A hit may take the model file's hash from the store (cache/file_stamp.h) instead of reading the
 // file; a file rewritten in place with the same size and its old modification time must still
 // miss (its ctime moved).
@@ -93,18 +103,9 @@ TEST(CacheSession, ARememberedModelHashServesOnlyTheUnchangedFile) {
   OptimizeOptions o;
   o.level = OptLevel::Basic;
   ASSERT_EQ(load(model, d.path("c.db"), o).cache, "miss");
-  {
-    auto s = cache::Store::open(d.path("c.db"));
-    ASSERT_TRUE(s);
-    const int fd = ::open(model.c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0);
-    std::optional<cache::FileStamp> st = cache::stamp_of_fd(fd);
-    ::close(fd);
-    ASSERT_TRUE(st);
-    std::string hex;
-    ASSERT_TRUE(cache::hash_file(model, hex));
-    EXPECT_EQ(s->remembered_file(*st), (cache::RememberedFile{hex, {}}));
-  }
+  std::string hex;
+  ASSERT_TRUE(cache::hash_file(model, hex));
+  EXPECT_EQ(remembered(model, d.path("c.db")), (cache::RememberedFile{hex, {}}));
   OptimizedModel hit = load(model, d.path("c.db"), o);
   EXPECT_EQ(hit.cache, "hit");
   // Rewritten in place: same inode, same size, the old mtime put back.
@@ -137,18 +138,9 @@ TEST(CacheSession, ARememberedModelStillHashesItsExternalData) {
   OptimizeOptions o;
   o.level = OptLevel::Basic;
   ASSERT_EQ(load(model, d.path("c.db"), o).cache, "miss");
-  {
-    auto s = cache::Store::open(d.path("c.db"));
-    ASSERT_TRUE(s);
-    const int fd = ::open(model.c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0);
-    std::optional<cache::FileStamp> st = cache::stamp_of_fd(fd);
-    ::close(fd);
-    ASSERT_TRUE(st);
-    std::optional<cache::RememberedFile> f = s->remembered_file(*st);
-    ASSERT_TRUE(f);
-    EXPECT_EQ(f->external, std::vector<std::string>{"w.bin"});
-  }
+  std::optional<cache::RememberedFile> f = remembered(model, d.path("c.db"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->external, std::vector<std::string>{"w.bin"});
   EXPECT_EQ(load(model, d.path("c.db"), o).cache, "hit");
   std::string w(64, '\0');
   w[0] = '\x3f';  // another weight
