@@ -1,5 +1,6 @@
 #include "cache/key.h"
 
+#include <cpuid.h>
 #include <elf.h>
 #include <link.h>
 #include <sys/stat.h>
@@ -40,7 +41,9 @@ std::string cpu_features() {
   put("avx", __builtin_cpu_supports("avx"));
   put("avx2", __builtin_cpu_supports("avx2"));
   put("fma", __builtin_cpu_supports("fma"));
-  put("f16c", __builtin_cpu_supports("f16c"));
+  // f16c through cpuid (leaf 1, ecx bit 29): clang 14's __builtin_cpu_supports does not know it.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  put("f16c", __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C));
   put("avx512f", __builtin_cpu_supports("avx512f"));
   put("avx512bw", __builtin_cpu_supports("avx512bw"));
   put("avx512vl", __builtin_cpu_supports("avx512vl"));
