@@ -102,6 +102,16 @@ void BM_Dnnl(benchmark::State& st) {
 }
 #endif
 
+void transformer_s128_shapes(benchmark::internal::Benchmark* b) {
+  b->Args({128, 1152, 384});
+  b->Args({128, 384, 384});
+  b->Args({128, 1536, 384});
+  b->Args({128, 384, 1536});
+  b->Args({197, 576, 192});
+  b->Args({197, 768, 192});
+  b->Args({197, 192, 768});
+}
+
 // (M, N, K): square, then M = 1..64 shapes of real models (classifier heads, transformer FFN
 // slices, im2col'ed convolutions: resnet18 layer4 3x3 is M=512 N=49 K=4608; mobilenet's 1x1
 // expansions are M=OC, N=HW, K=IC).
@@ -123,6 +133,8 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->Args({384, 1152, 384});
   b->Args({384, 1536, 384});
   b->Args({384, 384, 1536});
+  // bert_like at S=128 and vit_tiny (197 tokens, hidden 192, MLP 768): the shapes of the broad set.
+  transformer_s128_shapes(b);
   b->Unit(benchmark::kMicrosecond);
 }
 
@@ -131,7 +143,15 @@ BENCHMARK(BM_Fusor)->Apply(shapes);
 BENCHMARK(BM_Dnnl)->Apply(shapes);
 #endif
 BENCHMARK(BM_FusorUnpacked)->Args({1024, 1024, 1024})->Args({64, 196, 576})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Fusor2Threads)->Args({1024, 1024, 1024})->Args({64, 3136, 64})->Args({384, 1152, 384})->Args({384, 1536, 384})->Args({384, 384, 1536})->Args({384, 384, 384})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Fusor2Threads)
+    ->Args({1024, 1024, 1024})
+    ->Args({64, 3136, 64})
+    ->Args({384, 1152, 384})
+    ->Args({384, 1536, 384})
+    ->Args({384, 384, 1536})
+    ->Args({384, 384, 384})
+    ->Apply(transformer_s128_shapes)
+    ->Unit(benchmark::kMicrosecond);
 
 // Fused bias + activation epilogue vs the same GEMM and a separate pass over C.
 void epilogue_case(benchmark::State& st, bool fused) {
