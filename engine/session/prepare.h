@@ -9,7 +9,8 @@
 // configure it; PreparedSession::cache says what happened. A hit whose session image holds a plan
 // for this setup restores it (engine/session/session_image.h): kernels take their prepacked
 // constants from the mapped image and the memory plans are not recomputed. A miss stores the
-// image after planning, with that plan.
+// image after planning, with that plan. While load and optimize run, a second thread builds the
+// kernel registry and the memory limit (process-wide, built once), joined before planning.
 #pragma once
 #include <cstdint>
 #include <memory>
