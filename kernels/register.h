@@ -17,6 +17,7 @@ void register_fast_kernels(KernelRegistry& r);     // GEMM/conv fast paths (prio
 void register_fast_pool_kernels(KernelRegistry& r);  // 2-D MaxPool/AveragePool, NCHW and NHWC
 void register_fast_conv_transpose_kernels(KernelRegistry& r);  // 2-D ConvTranspose on the GEMM core
 void register_fast_rnn_kernels(KernelRegistry& r);  // LSTM/GRU/RNN: one input GEMM, prepacked Rᵀ per step (kernels/rnn)
+void register_fast_rowwise_kernels(KernelRegistry& r);  // ReduceSum/ReduceMean over trailing axes, Softmax (kernels/rowwise)
 void register_nchwc_kernels(KernelRegistry& r);    // the blocked layout's ops (kernels/nchwc)
 void register_xnnpack_kernels(KernelRegistry& r);  // "xnnpack" impls (kernels/xnnpack), when built with XNNPACK
 void register_int8_kernels(KernelRegistry& r);     // the quantized fusor ops, fast Q/DQ (kernels/int8)

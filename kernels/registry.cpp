@@ -24,6 +24,7 @@ KernelRegistry& KernelRegistry::global() {
     register_fast_pool_kernels(*reg);
     register_fast_conv_transpose_kernels(*reg);
     register_fast_rnn_kernels(*reg);
+    register_fast_rowwise_kernels(*reg);
     register_fused_kernels(*reg);
     register_nchwc_kernels(*reg);
     register_int8_kernels(*reg);

@@ -1,0 +1,69 @@
+// The loops of kernels/rowwise/row_ops.h written once over a vector type V (kernels/gemm/simd.h).
+// Include only from the per-ISA files, after simd.h.
+#pragma once
+#include "kernels/rowwise/row_ops.h"
+
+namespace fusor::FUSOR_SIMD_NS {
+
+template <class V>
+float row_sum(const float* x, int64_t n) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  reg a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    a0 = V::add(a0, V::load(x + i));
+    a1 = V::add(a1, V::load(x + i + W));
+    a2 = V::add(a2, V::load(x + i + 2 * W));
+    a3 = V::add(a3, V::load(x + i + 3 * W));
+  }
+  for (; i + W <= n; i += W) a0 = V::add(a0, V::load(x + i));
+  if (i < n) a1 = V::add(a1, V::load_n(x + i, static_cast<int>(n - i)));
+  float lanes[W];
+  V::store(lanes, V::add(V::add(a0, a1), V::add(a2, a3)));
+  float s = 0.0f;
+  for (int k = 0; k < W; ++k) s += lanes[k];
+  return s;
+}
+
+template <class V>
+void row_softmax(const float* x, float* y, int64_t n) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  if (n <= 0) return;
+  float mx = x[0];
+  {
+    reg m = V::set1(x[0]);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) m = V::max(m, V::load(x + i));
+    float lanes[W];
+    V::store(lanes, m);
+    for (int k = 0; k < W; ++k) mx = lanes[k] > mx ? lanes[k] : mx;
+    for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  }
+  const reg vm = V::set1(mx);
+  reg acc = V::zero();
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const reg e = V::exp(V::sub(V::load(x + i), vm));
+    V::store(y + i, e);
+    acc = V::add(acc, e);
+  }
+  float s = 0.0f;
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    const reg e = V::exp(V::sub(V::load_n(x + i, r), vm));
+    V::store_n(y + i, e, r);
+    float lanes[W];
+    V::store(lanes, e);
+    for (int k = 0; k < r; ++k) s += lanes[k];
+  }
+  float lanes[W];
+  V::store(lanes, acc);
+  for (int k = 0; k < W; ++k) s += lanes[k];
+  const reg inv = V::set1(1.0f / s);
+  for (i = 0; i + W <= n; i += W) V::store(y + i, V::mul(V::load(y + i), inv));
+  if (i < n) V::store_n(y + i, V::mul(V::load_n(y + i, static_cast<int>(n - i)), inv), static_cast<int>(n - i));
+}
+
+}  // namespace fusor::FUSOR_SIMD_NS
