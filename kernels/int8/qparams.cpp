@@ -1,3 +1,4 @@
+#include <cstring>
 #include <string>
 
 #include "core/util/error.h"
@@ -56,9 +57,20 @@ QBinaryParams qbinary_params(const Node& n) {
 }
 
 void qlookup(const uint8_t* x, bool x_signed, const uint8_t* table, uint8_t* y, int64_t n, ThreadPool* pool) {
-  const uint8_t flip = x_signed ? 0x80 : 0x00;
+  // The table copied (flipped for int8 X) to the stack, where no store to Y can alias it; eight
+  // lookups per 8-byte load and store.
+  uint8_t t[256];
+  for (int v = 0; v < 256; ++v) t[v] = table[v ^ (x_signed ? 0x80 : 0x00)];
   auto body = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = table[x[i] ^ flip];
+    int64_t i = b;
+    for (; i + 8 <= e; i += 8) {
+      uint64_t in, out = 0;
+      std::memcpy(&in, x + i, 8);
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) out |= static_cast<uint64_t>(t[(in >> (8 * k)) & 0xff]) << (8 * k);
+      std::memcpy(y + i, &out, 8);
+    }
+    for (; i < e; ++i) y[i] = t[x[i]];
   };
   if (pool && n >= (1 << 16)) {
     pool->parallel_for(n, body, 1 << 15);
