@@ -112,6 +112,16 @@ void transformer_s128_shapes(benchmark::internal::Benchmark* b) {
   b->Args({197, 192, 768});
 }
 
+// convnext_tiny's pointwise MLPs (channels-last 1x1s: M = pixels, 4x expansion) at 56x56, 28x28
+// (the projection) and 7x7.
+void convnext_shapes(benchmark::internal::Benchmark* b) {
+  b->Args({3136, 384, 96});
+  b->Args({3136, 96, 384});
+  b->Args({784, 192, 768});
+  b->Args({49, 3072, 768});
+  b->Args({49, 768, 3072});
+}
+
 // (M, N, K): square, then M = 1..64 shapes of real models (classifier heads, transformer FFN
 // slices, im2col'ed convolutions: resnet18 layer4 3x3 is M=512 N=49 K=4608; mobilenet's 1x1
 // expansions are M=OC, N=HW, K=IC).
@@ -135,6 +145,7 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->Args({384, 384, 1536});
   // bert_like at S=128 and vit_tiny (197 tokens, hidden 192, MLP 768): the shapes of the broad set.
   transformer_s128_shapes(b);
+  convnext_shapes(b);
   b->Unit(benchmark::kMicrosecond);
 }
 
@@ -151,6 +162,7 @@ BENCHMARK(BM_Fusor2Threads)
     ->Args({384, 384, 1536})
     ->Args({384, 384, 384})
     ->Apply(transformer_s128_shapes)
+    ->Apply(convnext_shapes)
     ->Unit(benchmark::kMicrosecond);
 
 // Fused bias + activation epilogue vs the same GEMM and a separate pass over C.
@@ -176,8 +188,9 @@ void epilogue_case(benchmark::State& st, bool fused) {
 }
 void BM_EpilogueFused(benchmark::State& st) { epilogue_case(st, true); }
 void BM_EpilogueSeparate(benchmark::State& st) { epilogue_case(st, false); }
-// act 0 = Relu, 1 = GELU; shapes: a 1x1 conv (big C, small K) and a transformer FFN.
-#define EPILOGUE_SHAPES ->Args({3136, 64, 64, 0})->Args({3136, 64, 64, 1})->Args({128, 3072, 768, 1})->Unit(benchmark::kMicrosecond)
+// act 0 = Relu, 1 = GELU; shapes: a 1x1 conv (big C, small K), a transformer FFN, convnext_tiny's
+// first MLP expansion.
+#define EPILOGUE_SHAPES ->Args({3136, 64, 64, 0})->Args({3136, 64, 64, 1})->Args({128, 3072, 768, 1})->Args({3136, 384, 96, 1})->Unit(benchmark::kMicrosecond)
 BENCHMARK(BM_EpilogueFused) EPILOGUE_SHAPES;
 BENCHMARK(BM_EpilogueSeparate) EPILOGUE_SHAPES;
 

@@ -221,7 +221,17 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
   const int64_t group = row_tasks ? nblocks : 1;
   const int64_t ngroups = ceil_div(nblocks, group), tasks = mblocks * ngroups;
   const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
-  const size_t a_floats = A.packed ? 0 : static_cast<size_t>(round_up(mc, mr) * kc);
+  // A read in place: packing an A panel costs about as much as a few of its tiles, so when the
+  // tiles per panel are few (N within kDirectMaxTiles register tiles) the kernel broadcasts from
+  // A's rows. convnext_tiny's 3136 x 384 -> 96 projection: 1.60-1.86 ms packed, 1.19-1.24 direct
+  // (784 x 768 -> 192: 1.38-1.49 -> 1.17-1.26; bench/gemm_bench). Only rows of at least
+  // kDirectMinK steps (short rows are a few cache lines each, too short for the prefetcher:
+  // gpt_like's 256 x 256 projections and attention products ran ~4% slower at 1 thread), and not
+  // rows 4 KiB apart (14 rows in one L1 set would evict each other).
+  constexpr int64_t kDirectMaxTiles = 8, kDirectMinK = 384;
+  const bool direct = !A.packed && A.rows.data && !A.rows.trans && ceil_div(N, nr) <= kDirectMaxTiles &&
+                      K >= kDirectMinK && A.rows.ld % 1024 != 0;
+  const size_t a_floats = A.packed || direct ? 0 : static_cast<size_t>(round_up(mc, mr) * kc);
   const size_t b_floats = B.packed ? 0 : static_cast<size_t>(round_up(nc, nr) * kc);
   const size_t per_slot = round_up(static_cast<int64_t>(a_floats + b_floats), 16);
   Workspace ws;
@@ -246,6 +256,9 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
         if (A.packed) {
           args.a = A.packed->data() + (i0 / mr) * A.packed->panel_stride() + k0 * mr;
           args.a_panel_stride = A.packed->panel_stride();
+        } else if (direct) {
+          args.a = A.rows.data + i0 * A.rows.ld + k0;
+          args.a_ld = A.rows.ld;
         } else {
           A.pack(i0, m, k0, k, wa);
           args.a = wa;
@@ -338,6 +351,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
   const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
   PanelSource a;
   a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, ks.mr, dst); };
+  a.rows = A;
   // B is packed whole up front when more than one row block will use it, so it is packed once.
   PanelSource b;
   const MatrixRef bt = B.transposed();
@@ -374,6 +388,7 @@ void gemm(int64_t M, MatrixRef A, const PackedB& B, float* C, int64_t ldc, const
   const GemmKernelSet& ks = gemm_detail::gemm_kernels(B.isa());
   PanelSource a, b;
   a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, ks.mr, dst); };
+  a.rows = A;
   b.packed = &B;
   gemm_panels(B.isa(), M, B.cols(), B.rows(), a, b, C, ldc, ep, run);
 }

@@ -107,9 +107,13 @@ void gemm(const PackedA& A, int64_t N, MatrixRef B, float* C, int64_t ldc, const
 // ceil(m / r) panels of kc steps x r values (r = mr for A, nr for B) for rows (A) / columns (B)
 // [i0, i0 + m) and k in [k0, k0 + kc), zero past the matrix edge, panel p at dst + p * kc * r.
 // pack is called concurrently from several threads with different dst.
+// For A, `rows` may give the matrix itself when it is row-major (not transposed): when each A
+// panel meets only a few B panels, so that packing it would cost a large share of its use, the
+// microkernel reads those rows in place instead (same results).
 struct PanelSource {
   const PackedMatrix* packed = nullptr;
   std::function<void(int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst)> pack;
+  MatrixRef rows;
 };
 void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B,
                  float* C, int64_t ldc, const Epilogue& ep = {}, const GemmRun& run = {});

@@ -2,7 +2,9 @@
 //
 // Packed operands: A is cut into panels of `mr` rows, B into panels of `nr` columns. A panel holds
 // kc steps of k, each step the mr (or nr) values of that k contiguous, rows/columns past the
-// matrix edge zero. Panel p of a block starts at base + p * panel_stride.
+// matrix edge zero. Panel p of a block starts at base + p * panel_stride. A may also be read in
+// place (a_ld > 0): row i of the block at a + i * a_ld, its k steps contiguous; the microkernel
+// then broadcasts from the rows themselves and only reads the block's mc rows.
 #pragma once
 #include <cstdint>
 
@@ -13,8 +15,9 @@ namespace fusor::gemm_detail {
 
 struct MacroArgs {
   int64_t mc = 0, nc = 0, kc = 0;   // block of C: mc x nc, accumulating kc steps
-  const float* a = nullptr;         // ceil(mc / mr) packed A panels
+  const float* a = nullptr;         // ceil(mc / mr) packed A panels, or A's rows when a_ld > 0
   int64_t a_panel_stride = 0;
+  int64_t a_ld = 0;                 // > 0: A unpacked, row-major with this leading dimension
   const float* b = nullptr;         // ceil(nc / nr) packed B panels
   int64_t b_panel_stride = 0;
   float* c = nullptr;

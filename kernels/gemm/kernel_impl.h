@@ -106,12 +106,14 @@ void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epi
   epilogue_dispatch<V, true>(c, ldc, rows, cols, ep);
 }
 
-using TileFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int nr,
+using TileFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int nr,
                         bool accumulate, const Epilogue* ep);
 
 // C[MR x nr] (+)= A panel (kc x MRP, first MR rows used) * B panel (kc x NV*W), then the epilogue.
-template <class V, int MRP, int MR, int NV>
-void tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc, int nr,
+// kDirect: A is MR rows of a row-major matrix (row i at a + i * lda) instead of a packed panel;
+// the same products are summed in the same order, so the results are the packed path's.
+template <class V, int MRP, int MR, int NV, bool kDirect>
+void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __restrict b, float* c, int64_t ldc, int nr,
           bool accumulate, const Epilogue* ep) {
   using reg = typename V::reg;
   constexpr int W = V::kWidth, NR = NV * W;
@@ -126,11 +128,11 @@ void tile(int64_t kc, const float* __restrict a, const float* __restrict b, floa
     for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
 #pragma GCC unroll 64
     for (int i = 0; i < MR; ++i) {
-      const reg av = V::set1(a[i]);
+      const reg av = V::set1(kDirect ? a[i * lda] : a[i]);
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
     }
-    a += MRP;
+    a += kDirect ? 1 : MRP;
     b += NR;
   }
   bool clamp = false;
@@ -171,11 +173,11 @@ void tile(int64_t kc, const float* __restrict a, const float* __restrict b, floa
   // Other activations run over the whole row panel in macro(), once its tiles are stored.
 }
 
-template <class V, int MRP, int NV, class Seq>
+template <class V, int MRP, int NV, bool kDirect, class Seq>
 struct TileTable;
-template <class V, int MRP, int NV, int... I>
-struct TileTable<V, MRP, NV, std::integer_sequence<int, I...>> {
-  static constexpr TileFn fns[sizeof...(I)] = {&tile<V, MRP, I + 1, NV>...};
+template <class V, int MRP, int NV, bool kDirect, int... I>
+struct TileTable<V, MRP, NV, kDirect, std::integer_sequence<int, I...>> {
+  static constexpr TileFn fns[sizeof...(I)] = {&tile<V, MRP, I + 1, NV, kDirect>...};
 };
 
 // Loops over the register tiles of one cache block: A panels outer (one stays in L1), B panels
@@ -183,14 +185,15 @@ struct TileTable<V, MRP, NV, std::integer_sequence<int, I...>> {
 template <class V, int MRP, int NV>
 void macro(const MacroArgs& m) {
   constexpr int NR = NV * V::kWidth;
-  using Table = TileTable<V, MRP, NV, std::make_integer_sequence<int, MRP>>;
+  using Packed = TileTable<V, MRP, NV, false, std::make_integer_sequence<int, MRP>>;
+  using Direct = TileTable<V, MRP, NV, true, std::make_integer_sequence<int, MRP>>;
   Epilogue e;
   const Activation act = m.ep ? m.ep->act.kind : Activation::None;
   const bool act_pass = act != Activation::None && act != Activation::Relu && act != Activation::Clip;
   for (int64_t ir = 0; ir < m.mc; ir += MRP) {
     const int mr = m.mc - ir < MRP ? static_cast<int>(m.mc - ir) : MRP;
-    const TileFn fn = Table::fns[mr - 1];
-    const float* a = m.a + (ir / MRP) * m.a_panel_stride;
+    const TileFn fn = m.a_ld > 0 ? Direct::fns[mr - 1] : Packed::fns[mr - 1];
+    const float* a = m.a_ld > 0 ? m.a + ir * m.a_ld : m.a + (ir / MRP) * m.a_panel_stride;
     for (int64_t jr = 0; jr < m.nc; jr += NR) {
       const int nr = m.nc - jr < NR ? static_cast<int>(m.nc - jr) : NR;
       const Epilogue* ep = nullptr;
@@ -200,7 +203,7 @@ void macro(const MacroArgs& m) {
         if (e.residual) e.residual += ir * e.residual_ld + jr;
         ep = &e;
       }
-      fn(m.kc, a, m.b + (jr / NR) * m.b_panel_stride, m.c + ir * m.ldc + jr, m.ldc, nr, m.accumulate, ep);
+      fn(m.kc, a, m.a_ld, m.b + (jr / NR) * m.b_panel_stride, m.c + ir * m.ldc + jr, m.ldc, nr, m.accumulate, ep);
     }
     // The non-clamp activations (exp, erf...) run over a stored mr x nc row panel, one panel
     // behind: reading back a tile right after its 512-bit stores stalls on store forwarding

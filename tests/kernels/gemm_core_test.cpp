@@ -132,6 +132,40 @@ TEST(GemmCore, EveryEpilogueEveryIsa) {
     }
 }
 
+// Few column tiles: the kernel reads A's rows in place instead of packing them (gemm.cpp); the
+// sums are the packed path's, in the same order, so the results are the same bits, serial and
+// split over 2 threads (rows 4 KiB apart stay packed: also the same bits).
+TEST(GemmCore, DirectAEqualsPackedABitForBit) {
+  ThreadPool pool(2);
+  struct Shape {
+    int64_t M, N, K, lda;
+  };
+  const Shape shapes[] = {{3136, 96, 384, 384}, {300, 33, 513, 520}, {45, 256, 400, 400}, {13, 7, 700, 712},
+                          {70, 64, 1024, 1024}};
+  for (Isa isa : runnable_isas())
+    for (const Shape& s : shapes) {
+      const std::vector<float> a = random_vec(s.M * s.lda, 21), b = random_vec(s.K * s.N, 22), bias = random_vec(s.N, 23);
+      const MatrixRef A{a.data(), s.lda, false};
+      const PackedB pb(MatrixRef{b.data(), s.N}, s.K, s.N, isa);
+      Epilogue ep;
+      ep.bias = bias.data();
+      ep.bias_axis = BiasAxis::PerColumn;
+      ep.act = ActivationSpec::of(Activation::Gelu);
+      GemmRun serial;
+      serial.isa = isa;
+      std::vector<float> packed(s.M * s.N), direct(s.M * s.N), split(s.M * s.N);
+      gemm(PackedA(A, s.M, s.K, isa), s.N, MatrixRef{b.data(), s.N}, packed.data(), s.N, ep, serial);
+      gemm(s.M, A, pb, direct.data(), s.N, ep, serial);
+      GemmRun two = serial;
+      two.pool = &pool;
+      gemm(s.M, A, pb, split.data(), s.N, ep, two);
+      for (int64_t i = 0; i < s.M * s.N; ++i) {
+        ASSERT_EQ(packed[i], direct[i]) << isa_name(isa) << " M=" << s.M << " N=" << s.N << " at " << i;
+        ASSERT_EQ(packed[i], split[i]) << isa_name(isa) << " M=" << s.M << " N=" << s.N << " at " << i << " (2 threads)";
+      }
+    }
+}
+
 TEST(GemmCore, StandaloneEpilogueMatchesScalarDefinition) {
   // Inputs over the range where the approximations of exp/erf/tanh matter, both signs.
   const int64_t rows = 3, cols = 37, ld = 40;
