@@ -1,6 +1,7 @@
 #include "engine/session/prepare.h"
 
 #include <map>
+#include <system_error>
 #include <thread>
 
 #include "engine/session/optimize_cached.h"
@@ -22,15 +23,20 @@ namespace {
 // the plan; both are function-local statics, so a use from this thread meanwhile just waits.
 class WarmUp {
  public:
-  WarmUp()
-      : t_([] {
-          try {
-            KernelRegistry::global();
-            memory_limit();
-          } catch (...) {
-            // Out of memory here: the planning thread builds them again and reports it.
-          }
-        }) {}
+  WarmUp() {
+    try {
+      t_ = std::thread([] {
+        try {
+          KernelRegistry::global();
+          memory_limit();
+        } catch (...) {
+          // Out of memory here: the planning thread builds them again and reports it.
+        }
+      });
+    } catch (const std::system_error&) {
+      // No thread to be had (a process limit): the planning thread builds them itself.
+    }
+  }
   ~WarmUp() { join(); }
   void join() {
     if (t_.joinable()) t_.join();
