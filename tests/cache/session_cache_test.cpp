@@ -80,6 +80,17 @@ TEST(CacheSession, BytesSourceHitsTheEntryOfTheSameFile) {
   EXPECT_EQ(hit.model->path, "sq");
 }
 
+// `m` with its first initializer's 64 bytes stored in the external file "w.bin" beside the model.
+onnx::ModelProto with_external_weight(onnx::ModelProto m) {
+  auto* t = m.mutable_graph()->mutable_initializer(0);
+  t->clear_float_data();
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value("w.bin");
+  return m;
+}
+
 // What the store at `db` remembers of the file `model` as it is now (nullopt: nothing).
 std::optional<cache::RememberedFile> remembered(const std::string& model, const std::string& db) {
   auto s = cache::Store::open(db);
@@ -124,13 +135,7 @@ TEST(CacheSession, ARememberedModelHashServesOnlyTheUnchangedFile) {
 // read the model still hashes the external data: changed weights in the external file miss.
 TEST(CacheSession, ARememberedModelStillHashesItsExternalData) {
   Dir d;
-  onnx::ModelProto m = small_model();
-  auto* t = m.mutable_graph()->mutable_initializer(0);
-  t->clear_float_data();
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* e = t->add_external_data();
-  e->set_key("location");
-  e->set_value("w.bin");
+  const onnx::ModelProto m = with_external_weight(small_model());
   const std::string model = d.path("ext.onnx");
   save_model_proto(m, model);
   write_bytes(d.path("w.bin"), std::string(64, '\0'));
@@ -253,13 +258,7 @@ TEST_F(CacheKey, ChangesWithTheModelBytes) {
 }
 
 TEST_F(CacheKey, ChangesWithExternalDataBytes) {
-  onnx::ModelProto m = small_model();
-  auto* t = m.mutable_graph()->mutable_initializer(0);
-  t->clear_float_data();
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* e = t->add_external_data();
-  e->set_key("location");
-  e->set_value("w.bin");
+  const onnx::ModelProto m = with_external_weight(small_model());
   save_model_proto(m, d_.path("ext.onnx"));
   write_bytes(d_.path("w.bin"), std::string(64, '\1'));
   std::string k1 = key(base_, {}, d_.path("ext.onnx"));
