@@ -64,6 +64,8 @@ std::vector<Entry> entries() {
       {op::RandomUniformLike, random},
       {op::Multinomial, random},
       {op::Bernoulli, random},
+      // Dropout draws in training mode (an input known at run time); at inference a rule removes it.
+      {op::Dropout, random},
       // Inputs the normal form holds as attributes.
       {op::Clip, {.bounds_as_params = true, .lifted = kClipBounds}},
       {op::Squeeze, axes13},

@@ -1,44 +1,16 @@
 // Reference random generators: RandomUniform, RandomUniformLike, RandomNormal, RandomNormalLike,
-// Bernoulli.
-//
-// Seeding (documented for users in docs/cli.md, `fusor run`): each node owns one 64-bit Mersenne Twister
-// (std::mt19937_64, whose output sequence the C++ standard fixes). With a `seed` attribute it is
-// seeded with that value rounded to an integer, so the k-th run of the node yields the same values
-// in every session, on every machine; without one it is seeded from std::random_device. Uniform
-// doubles are (x >> 11) * 2^-53 from one draw; normal ones come from two uniforms by Box-Muller
-// (the standard library's distributions are not specified bit for bit, so they are not used).
-// Bernoulli(p) is 1 where a uniform draw is below p. Runs of one node are serialized (a mutex), so
-// concurrent runs of a session each get their own stretch of the stream.
-#include <cmath>
-#include <cstdint>
+// Bernoulli. Each node draws from its own RandomStream (random_stream.h: seeding, the stream, and
+// why it is numpy's), holding its mutex while it draws. Uniform values are low + (high - low) * u;
+// Bernoulli(p) is 1 where a uniform draw u is below p.
 #include <mutex>
-#include <random>
 
 #include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/nn_families.h"
+#include "kernels/reference/random_stream.h"
 
 namespace fusor {
 namespace {
-
-class Generator {
- public:
-  explicit Generator(const Node& n) {
-    const Attribute* s = n.attr("seed");
-    gen_.seed(s ? static_cast<uint64_t>(std::llround(static_cast<double>(s->f))) : std::random_device{}());
-  }
-  double uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
-  double normal() {
-    // Box-Muller on (0, 1] x [0, 1): the first factor never takes log(0).
-    const double u1 = 1.0 - uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-  std::mutex& mutex() { return mu_; }
-
- private:
-  std::mt19937_64 gen_;
-  std::mutex mu_;
-};
 
 // The element type a generator writes: the `dtype` attribute, else `fallback`.
 DataType dtype_attr(const Node& n, DataType fallback) {
@@ -75,7 +47,7 @@ class RandomKernel : public Kernel {
   }
 
  private:
-  Generator gen_;
+  RandomStream gen_;
   bool normal_, like_;
   Shape shape_;
   DataType dtype_;
@@ -103,7 +75,7 @@ class BernoulliKernel : public Kernel {
   }
 
  private:
-  Generator gen_;
+  RandomStream gen_;
   DataType dtype_;
 };
 

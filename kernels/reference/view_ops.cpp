@@ -1,11 +1,16 @@
 // View-like reference kernels: the output is the input's buffer with a new shape
 // (ctx.output_alias, alias_of(0) == 0). Reshape Flatten Squeeze Unsqueeze Identity Dropout.
 #include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
 
 #include "kernels/common/axes.h"
 #include "kernels/common/dtype_dispatch.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
+#include "kernels/reference/random_stream.h"
 
 namespace fusor {
 namespace {
@@ -154,23 +159,40 @@ class IdentityKernel : public ViewKernel {
   Shape out_shape(KernelContext&, const Tensor& x) const override { return x.shape(); }
 };
 
-// Dropout at inference: output = input, mask (if wanted) all true. training_mode=true with a
-// nonzero ratio would need random numbers and is rejected.
+// Dropout. At inference (no training_mode input, or it is false, or the ratio is 0): output =
+// input, mask (if wanted) all true; the output is a view of the input unless the node has a
+// training_mode input, whose value is known only at run time. In training mode each element is
+// kept where a uniform draw u (random_stream.h) is >= ratio and scaled by 1 / (1 - ratio); the mask
+// says which were kept. The draws are numpy's for the node's seed, so ONNX's own training-mode
+// tests (made with np.random.seed(seed)) are reproduced exactly.
 class DropoutKernel : public IdentityKernel {
  public:
-  explicit DropoutKernel(const KernelInfo& info) : IdentityKernel(info), opset_(info.opset) {}
+  explicit DropoutKernel(const KernelInfo& info)
+      : IdentityKernel(info), opset_(info.opset),
+        training_input_((info.opset == 0 || info.opset >= 12) && node_has_input(info, 2)) {
+    if (training_input_) stream_ = std::make_unique<RandomStream>(info.n());
+  }
+  int alias_of(int out) const override { return out == 0 && !training_input_ ? 0 : -1; }
+
   void compute(KernelContext& ctx) override {
-    if (opset_ == 0 || opset_ >= 12) {
+    const Tensor& x = required_input(ctx, 0);
+    double ratio = 0;
+    if (training_input_) {
       const Tensor* training = optional_input(ctx, 2);
-      if (training && training->numel() == 1 && training->as_double(0) != 0) {
-        const Tensor* ratio = optional_input(ctx, 1);
-        double r = ratio && ratio->numel() == 1 ? ratio->as_double(0) : 0.5;
-        if (r != 0) throw_bad_input(ctx.where() + ": training-mode Dropout (random masks) is not supported");
+      if (training && training->numel() != 1)
+        throw_bad_input(ctx.where() + ": training_mode must hold one value, not " + shape_str(training->shape()));
+      if (training && training->as_double(0) != 0) {
+        const Tensor* r = optional_input(ctx, 1);
+        if (r && r->numel() != 1) throw_bad_input(ctx.where() + ": ratio must hold one value, not " + shape_str(r->shape()));
+        ratio = r ? r->as_double(0) : 0.5;
+        if (!(ratio >= 0 && ratio <= 1))
+          throw_bad_input(ctx.where() + ": ratio " + std::to_string(ratio) + " is outside [0, 1]");
       }
     }
-    IdentityKernel::compute(ctx);
+    if (ratio != 0) return draw(ctx, x, ratio);
+    if (training_input_) copy_input(ctx, x);
+    else IdentityKernel::compute(ctx);
     if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
-      const Tensor& x = required_input(ctx, 0);
       if (opset_ > 0 && opset_ < 10) {  // before opset 10 the mask has the input's type
         Tensor& mask = ctx.output(1, x.shape(), x.dtype());
         dispatch_numeric(x.dtype(), ctx.where(), [&](auto tag) {
@@ -185,7 +207,33 @@ class DropoutKernel : public IdentityKernel {
   }
 
  private:
+  static void copy_input(KernelContext& ctx, const Tensor& x) {
+    Tensor& y = ctx.output(0, x.shape(), x.dtype());
+    if (x.nbytes()) std::memcpy(y.raw(), x.raw(), x.nbytes());
+  }
+
+  void draw(KernelContext& ctx, const Tensor& x, double ratio) {
+    Tensor& y = ctx.output(0, x.shape(), x.dtype());
+    bool* mask = ctx.num_outputs() > 1 && ctx.output_wanted(1)
+                     ? ctx.output(1, x.shape(), DataType::Bool).data<bool>() : nullptr;
+    std::lock_guard<std::mutex> lock(stream_->mutex());
+    dispatch_float(x.dtype(), ctx.where(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      // numpy's reference scales in the input's type: x * T(1 / (1 - ratio)).
+      const T scale = static_cast<T>(1.0 / (1.0 - ratio));
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+        const bool keep = stream_->uniform() >= ratio;
+        py[i] = keep ? px[i] * scale : T(0);
+        if (mask) mask[i] = keep;
+      }
+    });
+  }
+
   int64_t opset_;
+  bool training_input_;
+  std::unique_ptr<RandomStream> stream_;
 };
 
 }  // namespace

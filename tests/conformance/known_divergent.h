@@ -10,14 +10,6 @@ namespace fusor::conformance {
 
 inline const std::map<std::string, std::string>& known_divergent() {
   static const std::map<std::string, std::string> k = {
-      {"test_training_dropout",
-       "training-mode Dropout: the expected mask comes from numpy's random generator (ORT 1.30 fails it too)"},
-      {"test_training_dropout_default",
-       "training-mode Dropout: the expected mask comes from numpy's random generator"},
-      {"test_training_dropout_default_mask",
-       "training-mode Dropout: the expected mask comes from numpy's random generator"},
-      {"test_training_dropout_mask",
-       "training-mode Dropout: the expected mask comes from numpy's random generator"},
       {"test_adam_multiple",
        "expected data was made with epsilon=1e-2 but the node omits epsilon, so the schema default "
        "1e-6 applies; with 1e-2 the expected values come out exactly"},

@@ -70,8 +70,41 @@ TEST(RefTensor, DropoutInferenceMask) {
   EXPECT_EQ(old[1].dtype(), DataType::Float);
   EXPECT_EQ(values(old[1]), (std::vector<double>{1, 1, 1}));
   Tensor ratio = Tensor::scalar<float>(0.5f);
-  Tensor training = Tensor::scalar<bool>(true);
-  EXPECT_THROW(run_op("Dropout", {&x, &ratio, &training}, {}, 2, 13), Error);  // random masks: refused
+  Tensor off = Tensor::scalar<bool>(false);
+  auto same = run_op("Dropout", {&x, &ratio, &off}, {}, 2, 13);  // training_mode false: a copy
+  EXPECT_EQ(values(same[0]), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(values(same[1]), (std::vector<double>{1, 1, 1}));
+}
+
+// Training mode: kept elements scaled by 1 / (1 - ratio), the others 0, the mask saying which;
+// about 1 - ratio of them kept; with a seed the first run is the same in every kernel made; a
+// ratio outside [0, 1] is bad input. (The exact values, numpy's,
+// are checked by ONNX's test_training_dropout* node tests in the conformance run.)
+TEST(RefTensor, DropoutTrainingModeDrawsAMask) {
+  const int64_t n = 4000;
+  Tensor x = iota_f({n});
+  Tensor ratio = Tensor::scalar<float>(0.75f);
+  Tensor on = Tensor::scalar<bool>(true);
+  std::vector<Attribute> seed = {Attribute::make_int("seed", 7)};
+  OneNode one("Dropout", 3, 2, seed);
+  KernelInfo info;
+  info.graph = &one.graph;
+  info.node = &one.node();
+  info.opset = 13;
+  EXPECT_EQ(KernelRegistry::global().create(info, "reference")->alias_of(0), -1);  // not a view
+  auto a = run_op("Dropout", {&x, &ratio, &on}, seed, 2, 13);
+  auto b = run_op("Dropout", {&x, &ratio, &on}, seed, 2, 13);
+  EXPECT_TRUE(a[0].bit_equal(b[0]));
+  EXPECT_TRUE(a[1].bit_equal(b[1]));
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool k = a[1].as_double(i) != 0;
+    kept += k;
+    EXPECT_EQ(a[0].as_double(i), k ? 4.0 * static_cast<double>(i) : 0.0) << "element " << i;
+  }
+  EXPECT_NEAR(static_cast<double>(kept) / n, 0.25, 0.03);
+  Tensor bad = Tensor::scalar<float>(1.5f);
+  EXPECT_THROW(run_op("Dropout", {&x, &bad, &on}, seed, 2, 13), Error);
 }
 
 TEST(RefTensor, TransposeDefaultAndPerm) {
