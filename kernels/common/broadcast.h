@@ -56,6 +56,11 @@ class BroadcastIndex {
       for (int i = 0; i < n_; ++i) offsets_[i] += counter_[d] * st[i];
     }
   }
+  // Rows come in runs of outer_length() consecutive rows (the next merged dim out), along which
+  // input i's row start advances by outer_stride(i) (0 where it broadcasts); 1 and 0 when the
+  // output has a single merged dim. Row r is at position r % outer_length() in its run.
+  int64_t outer_length() const { return rank_ >= 2 ? out_[rank_ - 2] : 1; }
+  int64_t outer_stride(int i) const { return rank_ >= 2 ? strides_[static_cast<size_t>(rank_ - 2) * n_ + i] : 0; }
   int64_t num_rows() const {
     int64_t r = 1;
     for (int d = 0; d + 1 < rank_; ++d) r *= out_[d];
