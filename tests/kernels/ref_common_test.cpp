@@ -134,6 +134,16 @@ TEST(RefCommon, StridedCopyMatchesTheDefinition) {
       ASSERT_TRUE(std::equal(want.begin(), want.end(), y.data<int32_t>())) << what << (pool ? " (2 threads)" : "");
     }
   };
+  // The blocked transposes (NCHW <-> NHWC, sizes not multiples of the 4 x 4 and 16-row tiles).
+  for (const auto& [in, perm] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
+           {{2, 37, 11, 13}, {0, 2, 3, 1}}, {{2, 11, 13, 37}, {0, 3, 1, 2}}, {{1, 96, 56, 56}, {0, 2, 3, 1}},
+           {{1, 56, 56, 96}, {0, 3, 1, 2}}, {{5, 4}, {1, 0}}, {{3, 4, 6}, {0, 2, 1}}, {{3, 18, 5}, {2, 1, 0}}}) {
+    const std::vector<int64_t> strides = row_major_strides(in);
+    Shape out(in.size());
+    std::vector<int64_t> st(in.size());
+    for (size_t d = 0; d < in.size(); ++d) out[d] = in[perm[d]], st[d] = strides[perm[d]];
+    check(in, out, 0, st, "NCHW/NHWC transpose");
+  }
   for (int trial = 0; trial < 60; ++trial) {
     const bool big = trial % 6 == 0;
     const int rank = 1 + static_cast<int>(rng() % 4);
