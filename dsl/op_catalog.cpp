@@ -67,6 +67,26 @@ std::string default_text(const onnx::AttributeProto& a) {
 const char* const kCommutative[] = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "Equal", "And", "Or", "Xor",
                                     "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
 
+// The attributes later versions of s's op added with a default (AttrInfo::since), kept sorted.
+void add_later_attrs(OpInfo& op, const onnx::OpSchema& s) {
+  const onnx::OpSchema* newest = onnx::OpSchemaRegistry::Schema(s.Name(), s.domain());
+  if (!newest || newest->SinceVersion() <= s.SinceVersion()) return;
+  for (int v = s.SinceVersion() + 1; v <= newest->SinceVersion(); ++v) {
+    const onnx::OpSchema* later = onnx::OpSchemaRegistry::Schema(s.Name(), v, s.domain());
+    if (!later || later->SinceVersion() != v) continue;
+    for (const auto& [name, a] : later->attributes()) {
+      if (op.attr(name) || a.required || !a.default_value.has_type()) continue;
+      AttrInfo info;
+      info.name = name;
+      info.type = from_onnx(a.type);
+      info.default_text = default_text(a.default_value);
+      info.since = v;
+      op.attrs.push_back(std::move(info));
+      std::sort(op.attrs.begin(), op.attrs.end(), [](const AttrInfo& x, const AttrInfo& y) { return x.name < y.name; });
+    }
+  }
+}
+
 std::unique_ptr<OpInfo> from_schema(const onnx::OpSchema& s) {
   auto op = std::make_unique<OpInfo>();
   op->domain = s.domain() == "ai.onnx" ? "" : s.domain();
@@ -252,6 +272,7 @@ OpLookupResult OpCatalog::find(const std::string& domain_in, const std::string& 
     return r;
   }
   auto info = from_schema(*s);
+  if (domain.empty()) add_later_attrs(*info, *s);
   r.op = info.get();
   r.status = OpLookup::Found;
   cache_.emplace(key, std::move(info));

@@ -31,6 +31,11 @@ struct AttrInfo {
   // readable and matchable in rules, never copied by `<...c>`.
   bool normalized = false;
   std::string default_text;  // "" when none; e.g. "1e-05", "NOTSET", "[1, 1]"
+  // > 0: the op's schema at the checked opset lacks this attribute; version `since` of the op added
+  // it with a default (BatchNormalization's training_mode, opset 14). Rules may read and match it
+  // (an older node reads as that default, the behaviour the older op had); rewrites may not write
+  // it, since a node of the older opset cannot carry it.
+  int since = 0;
 };
 
 enum class ParamOption { Single, Optional, Variadic };

@@ -30,6 +30,13 @@ void Sema::check_attrs(CallExpr& c, const std::vector<const OpInfo*>& ops, Scope
         diags_.error(item.loc, op->qualified() + " has no attribute " + quote(item.name) + did_you_mean(item.name, names));
         continue;
       }
+      if (!in_match && info->since > 0) {
+        diags_.error(item.loc, "attribute " + quote(item.name) + " of " + op->qualified() + " exists from opset " +
+                                   std::to_string(info->since) + ", above the opset the rules are checked at; a " +
+                                   "rewrite cannot write it (a guard such as `where { opset() >= " +
+                                   std::to_string(info->since) + " }` lifts the check)");
+        continue;
+      }
       if (info->type == AttrType::Graph || info->type == AttrType::Graphs)
         diags_.error(item.value->loc, "attribute " + quote(item.name) + " of " + op->qualified() +
                                           " holds a graph; rules cannot write graph attributes");

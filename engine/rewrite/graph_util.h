@@ -26,7 +26,10 @@ bool touches_non_tensor(const Graph& g, NodeId n);
 // initializer left without uses goes too. Returns whether anything was removed.
 bool prune_unused_captures(Graph& parent, NodeId holder, Graph& g);
 
-// ONNX's default for an attribute of `op` at `opset` (0: newest), from libonnx's schemas.
+// ONNX's default for an attribute of `op` at `opset` (0: newest), from libonnx's schemas. An
+// attribute a later version of the op added (BatchNormalization's training_mode in opset 14) reads,
+// at an opset whose schema lacks it, as the default that later version gives it: ONNX picks such
+// defaults to keep the older behaviour, and rules can then state one guard for every opset.
 std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, int64_t opset = 0);
 
 // The attribute's kind in the op's schema (Undefined when unknown).

@@ -153,6 +153,42 @@ TEST(BriefOpset, LayerNormalizationNeedsOpset17) {
   EXPECT_FALSE(dg.has_errors()) << dg.str();
 }
 
+// An attribute a later opset added (BatchNormalization's training_mode, opset 14) can be matched and
+// read when the rules are checked at an older opset (older nodes read as its default); a rewrite
+// writing it there is an error that names the opset, unless an opset guard lifts the rule.
+TEST(BriefOpset, LaterAttributeReadableButNotWritableAtAnOlderOpset) {
+  const std::string reads =
+      "fusor-rules 1\n"
+      "rule bn\n"
+      "  match { y = BatchNormalization <training_mode = 0> (x, s, b, m, v) }\n"
+      "  where { y.training_mode == 0 }\n"
+      "  rewrite { y = x }\n";
+  Diagnostics d13;
+  load_rules_from_text("bn.rules", reads, CheckOptions{13}, d13);
+  EXPECT_FALSE(d13.has_errors()) << d13.str();
+
+  const std::string writes =
+      "fusor-rules 1\n"
+      "rule bn\n"
+      "  match { y = BatchNormalization(x, s, b, m, v) }\n"
+      "  rewrite { y = BatchNormalization <training_mode = 0> (x, s, b, m, v) }\n";
+  Diagnostics w13;
+  load_rules_from_text("bn.rules", writes, CheckOptions{13}, w13);
+  EXPECT_TRUE(w13.has_errors());
+  EXPECT_NE(w13.str().find("bn.rules:4:37: error: attribute 'training_mode' of BatchNormalization exists from opset 14"),
+            std::string::npos)
+      << w13.str();
+  Diagnostics w14;
+  load_rules_from_text("bn.rules", writes, CheckOptions{14}, w14);
+  EXPECT_FALSE(w14.has_errors()) << w14.str();
+
+  std::string misspelt = reads;
+  misspelt.replace(misspelt.find("y.training_mode"), 15, "y.training_mod");
+  Diagnostics dm;
+  load_rules_from_text("bn.rules", misspelt, CheckOptions{13}, dm);
+  EXPECT_NE(dm.str().find("has no attribute 'training_mod'"), std::string::npos) << dm.str();
+}
+
 }  // namespace
 
 namespace {

@@ -43,15 +43,18 @@ struct Rewritten {
   double max_diff = 0;  // largest |after - before| over every output element
 };
 
-// Builds the graph twice, rewrites the second copy, runs both on the same inputs (uniform in
-// [-2, 2), seeded) and records the largest difference.
+// Builds the graph twice (at `opset`), rewrites the second copy, runs both on the same inputs
+// (uniform in [-2, 2), seeded) and records the largest difference.
 std::unique_ptr<Rewritten> rewrite_and_compare(Build build, OptLevel level,
-                                               const std::vector<std::pair<std::string, Shape>>& inputs) {
+                                               const std::vector<std::pair<std::string, Shape>>& inputs,
+                                               int64_t opset = 17) {
   GB reference;
+  reference.opset = opset;
   build(reference);
   auto out = std::make_unique<Rewritten>();
+  out->graph.opset = opset;
   build(out->graph);
-  out->report = run_rewrites(out->graph.g, conv_matmul_rules(level), RewriteOptions{}, 17);
+  out->report = run_rewrites(out->graph.g, conv_matmul_rules(level), RewriteOptions{}, opset);
   out->graph.g.verify();
   std::mt19937 gen(2024);
   std::uniform_real_distribution<float> dist(-2.f, 2.f);
@@ -61,7 +64,7 @@ std::unique_ptr<Rewritten> rewrite_and_compare(Build build, OptLevel level,
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
     feeds.push_back({name, std::move(t)});
   }
-  const std::vector<OpsetImport> opsets = {{"", 17}, {kFusorDomain, 1}};
+  const std::vector<OpsetImport> opsets = {{"", opset}, {kFusorDomain, 1}};
   std::vector<Tensor> want = Executor(reference.g, opsets).run(feeds);
   std::vector<Tensor> got = Executor(out->graph.g, opsets).run(feeds);
   EXPECT_EQ(want.size(), got.size());
@@ -116,6 +119,26 @@ TEST(ConvFolds, BatchNormThenPerChannelScaleFold) {
   EXPECT_EQ(r->report.rules_fired["conv_bn_fold"], 1);
   EXPECT_EQ(r->report.rules_fired["conv_mul_scale"], 1);
   EXPECT_LT(r->max_diff, 1e-4);
+}
+
+// A BatchNormalization in training mode (opset 14+) normalizes with its batch's statistics, not the
+// stored ones: no fold. At opset 13 the node has no training_mode (its inference form) and folds.
+TEST(ConvFolds, TrainingModeBatchNormIsNotFoldedButOpset13Is) {
+  for (int64_t opset : {13, 15}) {
+    auto r = rewrite_and_compare([](GB& b) {
+      ValueId x = b.input("x", {2, 3, 6, 6});
+      ValueId c = b.node("Conv", {x, b.init("w", filled({5, 3, 3, 3}, -1.f, 0.13f))}, "conv");
+      std::vector<Attribute> attrs = {Attribute::make_float("epsilon", 1e-3f)};
+      if (b.opset >= 14) attrs.push_back(Attribute::make_int("training_mode", 1));
+      b.output(b.node("BatchNormalization",
+                      {c, b.vec("sc", {1.f, 2.f, .5f, 1.5f, .7f}), b.vec("sh", {0.f, .1f, .2f, .3f, .4f}),
+                       b.vec("mu", {.1f, -.1f, 0.f, .2f, .3f}), b.vec("var", {1.f, .5f, 2.f, .25f, 1.f})},
+                      "bn", attrs));
+    }, OptLevel::Basic, {{"x", {2, 3, 6, 6}}}, opset);
+    EXPECT_EQ(r->report.rules_fired["conv_bn_fold"], opset < 14 ? 1 : 0) << "opset " << opset;
+    EXPECT_EQ(r->graph.count("BatchNormalization"), opset < 14 ? 0 : 1) << r->graph.dump();
+    EXPECT_LT(r->max_diff, 1e-4);
+  }
 }
 
 // A constant that varies along the width is not a per-channel bias: the Add stays.
