@@ -6,13 +6,15 @@
 // Direct: the conv core (kernels/conv/conv.h), NCHW and NHWC, and the cpu provider's blocked
 // direct conv (kernels/nchwc, what level all runs without Winograd). Winograd: kernels/winograd
 // with F(2,3) and F(4,3), NCHW and blocked (block 16, the NCHWc rule's form). Counters: GFLOPs = the direct convolution's 2*K*C*9*OH*OW per second (the
-// "effective" rate for Winograd), xPeak = that over this machine's FMA peak (223 GFLOP/s per core,
-// HELPERS.md), per thread used.
+// "effective" rate for Winograd), xPeak = that over this machine's FMA peak per core (measured once
+// at start, bench/fma_peak.h), per thread used.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "bench/fma_peak.h"
 #include "kernels/conv/conv.h"
 #include "kernels/nchwc/conv.h"
 #include "kernels/nchwc/nchwc_format.h"
@@ -23,7 +25,6 @@ namespace {
 
 using namespace fusor;
 
-constexpr double kPeakGflops = 223.0;
 
 struct Layer {
   const char* name;
@@ -55,7 +56,7 @@ void counters(benchmark::State& st, const Layer& L, int threads) {
   const double flops = 2.0 * L.k * L.c * 9 * L.hw * L.hw;
   st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["xPeak"] =
-      benchmark::Counter(flops * 1e-9 / (kPeakGflops * threads), benchmark::Counter::kIsIterationInvariantRate);
+      benchmark::Counter(flops * 1e-9 / (std::max(1.0, bench::fma_peak_gflops()) * threads), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void direct(benchmark::State& st, ConvLayout layout, int threads) {
