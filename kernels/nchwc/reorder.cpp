@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/thread_pool.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace fusor {
 namespace {
@@ -27,6 +32,58 @@ void over_rows(const NchwcShape& s, ThreadPool* pool, Fn fn) {
   else body(0, tasks);
 }
 
+// Pixels per pass of the 4 x 4 tiles: their blocks (64 x 16 floats) stay in L1 while every lane
+// quad reads or writes them.
+constexpr int64_t kPassPixels = 64;
+
+// Pixels [p0, p1) of one channel block: blocked b[p * B + l] <-> planar d[l * hw + p], lanes
+// [0, lanes). to_blocked: d -> b; otherwise b -> d. 4 lanes x 4 pixels at a time in SSE2
+// registers (a transpose), the ragged lanes and pixels one by one.
+template <bool kToBlocked>
+void move_block(std::conditional_t<kToBlocked, float*, const float*> b,
+                std::conditional_t<kToBlocked, const float*, float*> d, int64_t hw, int64_t B, int64_t lanes, int64_t p0, int64_t p1) {
+  for (int64_t q0 = p0; q0 < p1; q0 += kPassPixels) {
+    const int64_t q1 = std::min(p1, q0 + kPassPixels);
+    int64_t l = 0;
+#if defined(__SSE2__)
+    for (; l + 4 <= lanes; l += 4) {
+      int64_t p = q0;
+      for (; p + 4 <= q1; p += 4) {
+        auto* bp = b + p * B + l;
+        auto* dp = d + l * hw + p;
+        if constexpr (kToBlocked) {
+          __m128 r0 = _mm_loadu_ps(dp), r1 = _mm_loadu_ps(dp + hw), r2 = _mm_loadu_ps(dp + 2 * hw),
+                 r3 = _mm_loadu_ps(dp + 3 * hw);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          _mm_storeu_ps(bp, r0);
+          _mm_storeu_ps(bp + B, r1);
+          _mm_storeu_ps(bp + 2 * B, r2);
+          _mm_storeu_ps(bp + 3 * B, r3);
+        } else {
+          __m128 r0 = _mm_loadu_ps(bp), r1 = _mm_loadu_ps(bp + B), r2 = _mm_loadu_ps(bp + 2 * B),
+                 r3 = _mm_loadu_ps(bp + 3 * B);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          _mm_storeu_ps(dp, r0);
+          _mm_storeu_ps(dp + hw, r1);
+          _mm_storeu_ps(dp + 2 * hw, r2);
+          _mm_storeu_ps(dp + 3 * hw, r3);
+        }
+      }
+      for (; p < q1; ++p)
+        for (int64_t i = l; i < l + 4; ++i) {
+          if constexpr (kToBlocked) b[p * B + i] = d[i * hw + p];
+          else d[i * hw + p] = b[p * B + i];
+        }
+    }
+#endif
+    for (; l < lanes; ++l)
+      for (int64_t p = q0; p < q1; ++p) {
+        if constexpr (kToBlocked) b[p * B + l] = d[l * hw + p];
+        else d[l * hw + p] = b[p * B + l];
+      }
+  }
+}
+
 }  // namespace
 
 void reorder_to_nchwc(const float* x, const NchwcShape& s, float* y, ThreadPool* pool) {
@@ -35,11 +92,9 @@ void reorder_to_nchwc(const float* x, const NchwcShape& s, float* y, ThreadPool*
     const int64_t c0 = cb * B, lanes = std::min(B, s.c - c0);
     const float* xs = x + (n * s.c + c0) * hw;
     float* yb = y + (n * s.cb() + cb) * hw * B;
-    for (int64_t p = r0 * s.w; p < r1 * s.w; ++p) {
-      float* d = yb + p * B;
-      for (int64_t l = 0; l < lanes; ++l) d[l] = xs[l * hw + p];
-      for (int64_t l = lanes; l < B; ++l) d[l] = 0.0f;
-    }
+    move_block<true>(yb, xs, hw, B, lanes, r0 * s.w, r1 * s.w);
+    if (lanes < B)
+      for (int64_t p = r0 * s.w; p < r1 * s.w; ++p) std::fill(yb + p * B + lanes, yb + (p + 1) * B, 0.0f);
   });
 }
 
@@ -49,10 +104,7 @@ void reorder_from_nchwc(const float* x, const NchwcShape& s, float* y, ThreadPoo
     const int64_t c0 = cb * B, lanes = std::min(B, s.c - c0);
     const float* xb = x + (n * s.cb() + cb) * hw * B;
     float* ds = y + (n * s.c + c0) * hw;
-    for (int64_t l = 0; l < lanes; ++l) {
-      float* d = ds + l * hw;
-      for (int64_t p = r0 * s.w; p < r1 * s.w; ++p) d[p] = xb[p * B + l];
-    }
+    move_block<false>(xb, ds, hw, B, lanes, r0 * s.w, r1 * s.w);
   });
 }
 

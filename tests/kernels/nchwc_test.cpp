@@ -8,6 +8,7 @@
 
 #include "kernels/nchwc/conv.h"
 #include "kernels/nchwc/nchwc_format.h"
+#include "kernels/nchwc/reorder.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/nchwc_test_util.h"
 
@@ -24,24 +25,33 @@ TEST(NchwcFormat, OffsetsAndBlocks) {
 }
 
 TEST(NchwcReorder, RoundTripAndZeroPadding) {
-  for (int64_t block : {8, 16})
-    for (int64_t c : {1, 5, 16, 20, 33}) {
-      const Tensor x = rnd({2, c, 3, 4}, static_cast<uint32_t>(c));
-      const Tensor b = to_blocked(x, block);
-      ASSERT_EQ(b.shape(), (Shape{2, nchwc_blocks(c, block), 3, 4, block}));
-      const NchwcShape s{2, c, 3, 4, block};
-      for (int64_t n = 0; n < 2; ++n)
-        for (int64_t ch = 0; ch < s.cb() * block; ++ch)
-          for (int64_t h = 0; h < 3; ++h)
-            for (int64_t w = 0; w < 4; ++w) {
-              const float want = ch < c ? x.data<float>()[((n * c + ch) * 3 + h) * 4 + w] : 0.0f;
-              ASSERT_EQ(b.data<float>()[s.offset(n, ch, h, w)], want) << "c " << c << " channel " << ch;
-            }
-      EXPECT_TRUE(near(to_plain(b, c), x, 0));
-      const Tensor fb = fused("ReorderToNchwc", {x}, {Attribute::make_int("block", block)}, "fast");
-      EXPECT_TRUE(near(fb, b, 0)) << "block " << block << " c " << c;
-      EXPECT_TRUE(near(fused("ReorderFromNchwc", {b}, {Attribute::make_int("channels", c)}, "fast"), x, 0));
-    }
+  ThreadPool two(2);
+  for (const auto& [H, W] : std::vector<std::pair<int64_t, int64_t>>{{3, 4}, {3, 5}, {29, 31}})
+    for (int64_t block : {8, 16})
+      for (int64_t c : {1, 5, 16, 20, 33}) {
+        const Tensor x = rnd({2, c, H, W}, static_cast<uint32_t>(c));
+        const Tensor b = to_blocked(x, block);
+        ASSERT_EQ(b.shape(), (Shape{2, nchwc_blocks(c, block), H, W, block}));
+        const NchwcShape s{2, c, H, W, block};
+        for (int64_t n = 0; n < 2; ++n)
+          for (int64_t ch = 0; ch < s.cb() * block; ++ch)
+            for (int64_t h = 0; h < H; ++h)
+              for (int64_t w = 0; w < W; ++w) {
+                const float want = ch < c ? x.data<float>()[((n * c + ch) * H + h) * W + w] : 0.0f;
+                ASSERT_EQ(b.data<float>()[s.offset(n, ch, h, w)], want) << "c " << c << " channel " << ch;
+              }
+        EXPECT_TRUE(near(to_plain(b, c), x, 0));
+        const Tensor fb = fused("ReorderToNchwc", {x}, {Attribute::make_int("block", block)}, "fast");
+        EXPECT_TRUE(near(fb, b, 0)) << "block " << block << " c " << c;
+        EXPECT_TRUE(near(fused("ReorderFromNchwc", {b}, {Attribute::make_int("channels", c)}, "fast"), x, 0));
+        // Split over two threads: the same bits (tasks of rows).
+        Tensor b2(DataType::Float, b.shape()), x2(DataType::Float, x.shape());
+        std::memset(b2.data<float>(), 0xff, static_cast<size_t>(b2.numel()) * sizeof(float));
+        reorder_to_nchwc(x.data<float>(), s, b2.data<float>(), &two);
+        EXPECT_EQ(std::memcmp(b2.data<float>(), b.data<float>(), static_cast<size_t>(b.numel()) * sizeof(float)), 0);
+        reorder_from_nchwc(b.data<float>(), s, x2.data<float>(), &two);
+        EXPECT_EQ(std::memcmp(x2.data<float>(), x.data<float>(), static_cast<size_t>(x.numel()) * sizeof(float)), 0);
+      }
 }
 
 TEST(NchwcReorder, BadShapesAreBadInput) {
