@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "core/util/error.h"
@@ -17,6 +18,8 @@ namespace {
 
 // Rough int8 GEMM rate of one core, for ThreadPool::threads_for (VNNI: about 150 multiply-adds per ns).
 constexpr double kMacsPerNs = 150.0;
+// The same for the depthwise kernel with four taps per vpdpbusd.
+constexpr double kDwMacsPerNs = 40.0;
 
 int32_t quantize_bound(float v, const QParam& q, int32_t lo, int32_t hi) {
   if (v <= -1.0e38f) return lo;
@@ -207,6 +210,8 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
   if (e.qmin > e.qmax) e.qmin = e.qmax;
   e.cmin = tmin;
   e.cmax = tmax;
+  if (depthwise_ && isa == Int8Isa::Avx512Vnni)
+    dw4_ = QDepthwise4(OC, spec.k_h, spec.k_w, dw_weights_.data(), dw_stride_, epilogue_, spec.signed_act);
   if (spec.residual) {
     // y = round((t - cz) * cs / ys + (z - zz) * zs / ys) + yz, t the conv's quantized output.
     e.res_t = spec.conv.scale / spec.y.scale;
@@ -219,14 +224,14 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
 void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                        const std::function<void*(size_t)>& scratch) const {
   if (depthwise_) {
-    run_depthwise(s, x, z, y, pool);
+    run_depthwise(s, x, z, y, pool, scratch);
   } else {
     run_gemm(s, x, z, y, pool, scratch);
   }
 }
 
 void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y,
-                                 ThreadPool* pool) const {
+                                 ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   QDepthwiseArgs a;
   a.s = &s;
   a.x = x;
@@ -242,6 +247,37 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const u
     a.ep.residual_ld = s.out_c;  // a pixel is a row of the epilogue
   }
   const int64_t rows = s.batch * s.out_h;
+  if (!dw4_.empty() && dw4_.ring_rows(s.dil_h) <= 64) {
+    // Tasks of one channel block and a band of rows; bands only to give every thread work (a band
+    // builds its first k_h - 1 tap rows that the band above built too).
+    const int64_t blocks = dw4_.blocks;
+    const double macs = static_cast<double>(rows) * s.out_w * s.out_c * s.k_h * s.k_w;
+    const int threads = pool ? pool->threads_for(macs / kDwMacsPerNs) : 1;
+    int64_t bands = threads > 1 ? std::clamp<int64_t>((4 * threads + blocks - 1) / blocks, 1, std::max<int64_t>(1, rows / 4)) : 1;
+    const int64_t per_band = (rows + bands - 1) / bands;
+    bands = (rows + per_band - 1) / per_band;
+    const int64_t tasks = blocks * bands;
+    const int nt = static_cast<int>(std::min<int64_t>(threads, tasks));
+    const size_t slot = (static_cast<size_t>(dw4_.ring_rows(s.dil_h)) * dw4_.tap_row_bytes(s.out_w) + 63) / 64 * 64;
+    const uintptr_t raw = reinterpret_cast<uintptr_t>(scratch(slot * static_cast<size_t>(nt) + 64));
+    uint8_t* buf = reinterpret_cast<uint8_t*>((raw + 63) / 64 * 64);
+    std::atomic<int64_t> next{0};
+    auto work = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        uint8_t* ring = buf + static_cast<size_t>(t) * slot;
+        for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+          const int64_t band = task / blocks, r0 = band * per_band;
+          qdepthwise4_avx512(a, dw4_, task % blocks, r0, std::min(rows, r0 + per_band), ring);
+        }
+      }
+    };
+    if (nt > 1) {
+      pool->parallel_for(nt, work, 1);
+    } else {
+      work(0, 1);
+    }
+    return;
+  }
   auto fn = isa_ == Int8Isa::Avx512Vnni ? qdepthwise_avx512 : qdepthwise_scalar;
   auto body = [&](int64_t r0, int64_t r1) { fn(a, r0, r1); };
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.out_w * s.out_c * s.k_h * s.k_w));

@@ -3,8 +3,9 @@
 // bias terms folded into per-channel constants, requantized (or residual-added) in the epilogue.
 //
 // Paths: depthwise (group == C == OC): a direct loop over output pixels, vectorized over channels
-// (AVX-512: vpdpwssd on widened bytes, tiles of pixels sharing each tap's weight vectors,
-// kernels/int8/qdepthwise_avx512vnni.cpp; scalar otherwise). Everything else on the int8 GEMM core
+// (kernels/int8/qdepthwise.h: AVX512-VNNI with four taps per vpdpbusd when the weights fit int8,
+// threads taking tasks of one 64-channel block and a band of output rows; else vpdpwssd on
+// widened bytes; scalar otherwise). Everything else on the int8 GEMM core
 // (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
 // unpadded conv reads X in place (C % 4 == 0); otherwise rows of im2col (kh, kw, c order, padded
 // taps filled with X's zero point so they contribute nothing; with one group the taps of a kernel
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "kernels/conv/conv.h"
+#include "kernels/int8/qdepthwise.h"
 #include "kernels/int8/qgemm.h"
 
 namespace fusor {
@@ -63,7 +65,8 @@ class QConvWeights {
  private:
   void run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                 const std::function<void*(size_t)>& scratch) const;
-  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool) const;
+  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
+                     const std::function<void*(size_t)>& scratch) const;
 
   QConvSpec spec_;
   bool depthwise_ = false;
@@ -75,6 +78,7 @@ class QConvWeights {
   bool need_row_sums_ = false;
   std::vector<int32_t> dw_weights_;        // depthwise: [tap][C rounded to 16], zero point removed
   int64_t dw_stride_ = 0;
+  QDepthwise4 dw4_;                        // depthwise, AVX512-VNNI, weights that fit int8
   QEpilogue epilogue_;                     // the per-channel arrays above, plus clamps and residual factors
 };
 

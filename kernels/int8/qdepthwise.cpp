@@ -1,5 +1,8 @@
 #include "kernels/int8/qdepthwise.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 namespace fusor::int8 {
@@ -30,6 +33,42 @@ void qdepthwise_scalar(const QDepthwiseArgs& a, int64_t row0, int64_t row1) {
       for (int64_t c = 0; c < C; ++c) qepilogue_scalar(a.ep, pixel, c, acc[c], a.y, C);
     }
   }
+}
+
+QDepthwise4::QDepthwise4(int64_t C, int64_t kh_n, int64_t kw_n, const int32_t* weights, int64_t stride,
+                         const QEpilogue& ep, bool signed_act)
+    : channels(C), blocks((C + 63) / 64), k_h(kh_n), k_w(kw_n), groups((kw_n + 3) / 4) {
+  for (int64_t t = 0; t < k_h * k_w; ++t)
+    for (int64_t c = 0; c < C; ++c)
+      if (weights[t * stride + c] < -128 || weights[t * stride + c] > 127) return;  // empty()
+  // Lane i of vector v of block b holds channel 64b + 16 (i / 4) + 4v + i % 4.
+  auto channel = [](int64_t b, int64_t v, int64_t i) { return 64 * b + 16 * (i / 4) + 4 * v + i % 4; };
+  w.assign(static_cast<size_t>(k_h * groups * blocks * 256), 0);
+  offset.assign(static_cast<size_t>(blocks * 64), 0);
+  mult.assign(offset.size(), 0.0f);
+  add.assign(offset.size(), 0.0f);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t v = 0; v < 4; ++v)
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t c = channel(b, v, i), at = b * 64 + v * 16 + i;
+        if (c >= C) continue;
+        int64_t sum = 0, sum_abs = 0;
+        for (int64_t kh = 0; kh < k_h; ++kh)
+          for (int64_t kw = 0; kw < k_w; ++kw) {
+            const int32_t wv = weights[(kh * k_w + kw) * stride + c];
+            sum += wv;
+            sum_abs += std::abs(wv);
+            const int64_t g = kw / 4, t = kw % 4;
+            w[static_cast<size_t>((((kh * groups + g) * blocks + b) * 4 + v) * 64 + i * 4 + t)] = static_cast<int8_t>(wv);
+          }
+        offset[static_cast<size_t>(at)] = ep.col_offset[c] - (signed_act ? static_cast<int32_t>(128 * sum) : 0);
+        mult[static_cast<size_t>(at)] = ep.mult[c];
+        add[static_cast<size_t>(at)] = ep.add[c];
+        // The accumulator is at most |offset| + 255 sum |w| away from 0.
+        const double bound = (std::abs(static_cast<double>(offset[static_cast<size_t>(at)])) + 255.0 * static_cast<double>(sum_abs)) *
+                                 std::fabs(static_cast<double>(ep.mult[c])) + std::fabs(static_cast<double>(ep.add[c]));
+        if (!(bound < 1.0e9)) clamp_in_float = true;
+      }
 }
 
 }  // namespace fusor::int8

@@ -142,7 +142,13 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"depthwise_wide_rows", 1, 24, 4, 31, 24, 3, 3, 1, 1, 1, 24},
                     Case{"depthwise_wide_rows_c56", 1, 56, 3, 22, 56, 3, 3, 1, 1, 1, 56},
                     Case{"depthwise_wide_s2_dilated_signed", 2, 40, 9, 37, 40, 3, 3, 2, 2, 2, 40, true},
-                    Case{"depthwise_wide_unpadded_residual", 1, 64, 5, 26, 64, 3, 3, 1, 0, 1, 64, false, false, true}),
+                    Case{"depthwise_wide_unpadded_residual", 1, 64, 5, 26, 64, 3, 3, 1, 0, 1, 64, false, false, true},
+                    // Four taps per vpdpbusd (AVX512-VNNI): blocks of 64 channels and a tail of 32 or 16,
+                    // a kernel row wider than 4 taps, a 1-row kernel, stride 2 on int8.
+                    Case{"depthwise4_c96_wide", 1, 96, 6, 30, 96, 3, 3, 1, 1, 1, 96},
+                    Case{"depthwise4_c16_s2_signed", 1, 16, 11, 13, 16, 3, 3, 2, 1, 1, 16, true},
+                    Case{"depthwise4_7x7_c200_residual", 2, 200, 9, 10, 200, 7, 7, 1, 3, 1, 200, false, false, true},
+                    Case{"depthwise4_1x5_c144", 1, 144, 5, 17, 144, 1, 5, 1, 2, 1, 144}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 }  // namespace
