@@ -20,16 +20,34 @@ namespace {
 // Every loop over the tile is unrolled completely (the pragmas), so the accumulators live in
 // registers: without them GCC keeps acc[][] in a stack array as well and stores all of it on
 // every k step, which halves the rate.
-template <int MR, int NV>
+//
+// BYTES: the plain 8-bit result (U8/S8, no residual, no row sums), the common conv epilogue: the
+// accumulators start at col_offset; per row, f = acc * mult + add is capped at qmax in float (a
+// value below int32's range converts to INT_MIN, which the saturating packs take to the bottom),
+// rounded, packed to bytes (vpackssdw, vpackuswb or vpacksswb), put back in column order by one
+// vpermd and clamped to [qmin, qmax] on bytes: one store per row instead of one per vector.
+template <int MR, int NV, bool BYTES>
 void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
           int64_t ldc, const QEpilogue& ep) {
   __m512i acc[MR][NV];
   const uint8_t* ar[MR];
+  __m512i start[NV];
+  const int64_t left = n;
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    if constexpr (BYTES) {
+      const int64_t l = left - 16 * v;
+      const __mmask16 mk = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
+      start[v] = _mm512_maskz_loadu_epi32(mk, ep.col_offset + 16 * v);
+    } else {
+      start[v] = _mm512_setzero_si512();
+    }
+  }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
     ar[r] = a + std::min<int64_t>(r, m - 1) * lda;  // rows past m repeat the last one (not stored)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_si512();
+    for (int v = 0; v < NV; ++v) acc[r][v] = start[v];
   }
   const int64_t bstep = w * 4;
   for (int64_t q = 0; q < kq; ++q) {
@@ -45,6 +63,45 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bc, b[v]);
     }
   }
+  if constexpr (BYTES) {
+    __m512 mul[NV], add[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const int64_t l = left - 16 * v;
+      const __mmask16 mk = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
+      mul[v] = _mm512_maskz_loadu_ps(mk, ep.mult + 16 * v);
+      add[v] = _mm512_maskz_loadu_ps(mk, ep.add + 16 * v);
+    }
+    const bool is_signed = ep.out == QEpilogue::Out::S8;
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(ep.qmax));
+    const __m512i qmin = _mm512_set1_epi8(static_cast<char>(ep.qmin)), qmax = _mm512_set1_epi8(static_cast<char>(ep.qmax));
+    // After the packs, dword d of 128-bit part L holds columns 16d + 4L .. 16d + 4L + 3.
+    const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    const __mmask64 bytes = left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      if (r < m) {
+        __m512i q[4];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+          q[v] = _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][v]), mul[v], add[v]), hi),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#pragma GCC unroll 4
+        for (int v = NV; v < 4; ++v) q[v] = q[0];
+        const __m512i p01 = _mm512_packs_epi32(q[0], q[1]), p23 = _mm512_packs_epi32(q[2], q[3]);
+        __m512i y;
+        if (is_signed) {
+          y = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(p01, p23));
+          y = _mm512_min_epi8(_mm512_max_epi8(y, qmin), qmax);
+        } else {
+          y = _mm512_permutexvar_epi32(order, _mm512_packus_epi16(p01, p23));
+          y = _mm512_min_epu8(_mm512_max_epu8(y, qmin), qmax);
+        }
+        _mm512_mask_storeu_epi8(static_cast<uint8_t*>(c) + r * ldc, bytes, y);
+      }
+    }
+    return;
+  }
   QEpilogueAvx512 e(ep, n);
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) e.load_column(v);
@@ -57,39 +114,50 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
   }
 }
 
-template <int MR, int NV>
+template <int MR, int NV, bool BYTES>
 void rows(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
           int64_t ldc, const QEpilogue& ep) {
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
   auto at = [&](int64_t i) { return static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize); };
   int64_t i = 0;
-  for (; i + MR <= m; i += MR) tile<MR, NV>(a + i * lda, lda, MR, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  for (; i + MR <= m; i += MR) tile<MR, NV, BYTES>(a + i * lda, lda, MR, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
   if (i == m) return;
   // The last rows: with 4 vectors a tile of their own height (a 7x7 map's 49 rows would
   // otherwise compute 54), else a full tile that repeats the last row.
   const int64_t left = m - i;
   if constexpr (NV == 4) {
     switch (left) {
-      case 1: return tile<1, NV>(a + i * lda, lda, 1, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 2: return tile<2, NV>(a + i * lda, lda, 2, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 3: return tile<3, NV>(a + i * lda, lda, 3, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 4: return tile<4, NV>(a + i * lda, lda, 4, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 1: return tile<1, NV, BYTES>(a + i * lda, lda, 1, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 2: return tile<2, NV, BYTES>(a + i * lda, lda, 2, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 3: return tile<3, NV, BYTES>(a + i * lda, lda, 3, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 4: return tile<4, NV, BYTES>(a + i * lda, lda, 4, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
       default: break;
     }
   }
-  tile<MR, NV>(a + i * lda, lda, left, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  tile<MR, NV, BYTES>(a + i * lda, lda, left, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+}
+
+template <bool BYTES>
+void panel_fn(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
+           const QEpilogue& ep) {
+  const int64_t nv = (n + 15) / 16, w = nv * 16;
+  switch (nv) {
+    case 4: rows<6, 4, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 3: rows<8, 3, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 2: rows<12, 2, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    default: rows<16, 1, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+  }
 }
 
 }  // namespace
 
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep) {
-  const int64_t nv = (n + 15) / 16, w = nv * 16;
-  switch (nv) {
-    case 4: rows<6, 4>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 3: rows<8, 3>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 2: rows<12, 2>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    default: rows<16, 1>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+  const bool bytes = (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) && !ep.residual && !ep.row_sums;
+  if (bytes) {
+    panel_fn<true>(a, lda, m, panel, kq, n, c, ldc, ep);
+  } else {
+    panel_fn<false>(a, lda, m, panel, kq, n, c, ldc, ep);
   }
 }
 
