@@ -1,6 +1,10 @@
 // The "fast" (priority 10) 2-D MaxPool / AveragePool kernels (ONNX, NCHW) and NhwcMaxPool /
 // NhwcAveragePool (fusor domain, NHWC) on pool2d. Float and 2-D only: any other case (N-d, other
 // element types, MaxPool's Indices output) goes to the reference kernel created alongside.
+// NhwcGlobalAveragePool (float, any rank >= 3): per image, the pixels' channel rows summed in
+// float in pixel order, then divided by the pixel count (the reference sums in double).
+#include <algorithm>
+
 #include "kernels/common/conv_params.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/fast_kernel.h"
@@ -38,6 +42,34 @@ class FastPool2d : public FastKernel {
   bool count_include_pad_;
 };
 
+class FastNhwcGlobalAveragePool : public FastKernel {
+ public:
+  explicit FastNhwcGlobalAveragePool(const KernelInfo& info) : FastKernel(info) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    if (x.dtype() != DataType::Float || x.rank() < 3) return fallback_->compute(ctx);
+    const int r = x.rank();
+    const int64_t N = x.dim(0), C = x.dim(r - 1), P = x.numel() / std::max<int64_t>(1, N * C);
+    Shape out(static_cast<size_t>(r), 1);
+    out[0] = N;
+    out[static_cast<size_t>(r - 1)] = C;
+    Tensor& y = ctx.output(0, out, DataType::Float);
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    for (int64_t n = 0; n < N; ++n) {
+      float* acc = yp + n * C;
+      std::fill(acc, acc + C, 0.0f);
+      for (int64_t p = 0; p < P; ++p) {
+        const float* row = xp + (n * P + p) * C;
+        for (int64_t c = 0; c < C; ++c) acc[c] += row[c];
+      }
+      const float count = static_cast<float>(P);
+      for (int64_t c = 0; c < C; ++c) acc[c] /= count;
+    }
+  }
+};
+
 }  // namespace
 
 void register_fast_pool_kernels(KernelRegistry& r) {
@@ -45,6 +77,7 @@ void register_fast_pool_kernels(KernelRegistry& r) {
   add_fast_kernel<FastPool2d<PoolMode::Average, false>>(r, "", "AveragePool");
   add_fast_kernel<FastPool2d<PoolMode::Max, true>>(r, kFusorDomain, "NhwcMaxPool");
   add_fast_kernel<FastPool2d<PoolMode::Average, true>>(r, kFusorDomain, "NhwcAveragePool");
+  add_fast_kernel<FastNhwcGlobalAveragePool>(r, kFusorDomain, "NhwcGlobalAveragePool");
 }
 
 }  // namespace fusor

@@ -1,5 +1,5 @@
 // The fast 2-D pool kernels (kernels/pool) against the reference kernels, through the registry:
-// MaxPool and AveragePool (NCHW) and NhwcMaxPool / NhwcAveragePool, over kernels, strides,
+// MaxPool and AveragePool (NCHW), NhwcMaxPool / NhwcAveragePool and NhwcGlobalAveragePool, over kernels, strides,
 // dilations, asymmetric and auto pads, ceil_mode, count_include_pad, batch > 1, odd sizes.
 #include <gtest/gtest.h>
 
@@ -103,6 +103,15 @@ TEST(FastPool, NhwcPoolsWithChannelsInSixteensMatchReferenceExactly) {
                     fused("NhwcAveragePool", {x}, attrs_of(c, true, cip), "fast"),
                     "NhwcAveragePool " + what + " count_include_pad=" + std::to_string(cip));
     }
+  }
+}
+
+TEST(FastPool, NhwcGlobalAveragePoolMatchesReference) {
+  uint32_t seed = 300;
+  for (const Shape& nhwc : {Shape{1, 7, 7, 1280}, Shape{2, 5, 3, 17}, Shape{1, 1, 1, 4}, Shape{3, 11, 6}, Shape{1, 2, 3, 4, 5}}) {
+    const Tensor x = rnd(nhwc, seed++, -3.f, 3.f);
+    expect_same(fused("NhwcGlobalAveragePool", {x}, {}, "reference"), fused("NhwcGlobalAveragePool", {x}, {}, "fast"),
+                "NhwcGlobalAveragePool " + shape_str(nhwc));
   }
 }
 
