@@ -4,7 +4,7 @@
 //
 // Paths: depthwise (group == C == OC): a direct loop over output pixels, vectorized over channels
 // (kernels/int8/qdepthwise.h: AVX512-VNNI with four taps per vpdpbusd when the weights fit int8,
-// threads taking tasks of one 64-channel block and a band of output rows; else vpdpwssd on
+// one band of output rows per thread; else vpdpwssd on
 // widened bytes; scalar otherwise). Everything else on the int8 GEMM core
 // (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
 // unpadded conv reads X in place (C % 4 == 0); otherwise rows of im2col (kh, kw, c order, padded
