@@ -7,6 +7,8 @@
 // GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
 // maybe-uninitialized (as kernels/gemm/simd.h says).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The same placeholders, inlined into the 3-vector byte epilogue, warn as -Wuninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <algorithm>
 #include <cstring>
