@@ -7,6 +7,10 @@
 // in double; the two differ by float rounding, about n * 6e-8 relative to the sum of |x|).
 // softmax: y = exp(x - max x) / sum, exp by kernels/gemm/simd.h's polynomial (about 2e-7
 // relative); y may be x. A row containing NaN gives NaN, +inf gives NaN as std::exp does.
+// sq_dev: the float sum of (x - m)^2, in kWidth lanes (two accumulators) then across them, the
+// ragged tail one by one. normalize: y = (x - m) * inv * scale (+ shift when not null), each
+// element rounded as that scalar expression (no fused multiply-add); y may be x. With sum, the
+// pieces of LayerNorm and RMSNorm (kernels/fused/norm.cpp takes the square root itself).
 #pragma once
 #include <cstdint>
 
@@ -15,6 +19,8 @@ namespace fusor::rowwise {
 struct RowOps {
   float (*sum)(const float* x, int64_t n);
   void (*softmax)(const float* x, float* y, int64_t n);
+  float (*sq_dev)(const float* x, int64_t n, float m);
+  void (*normalize)(const float* x, float* y, int64_t n, float m, float inv, const float* scale, const float* shift);
 };
 
 const RowOps& row_ops();

@@ -66,4 +66,47 @@ void row_softmax(const float* x, float* y, int64_t n) {
   if (i < n) V::store_n(y + i, V::mul(V::load_n(y + i, static_cast<int>(n - i)), inv), static_cast<int>(n - i));
 }
 
+template <class V>
+float row_sq_dev(const float* x, int64_t n, float m) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  const reg vm = V::set1(m);
+  reg a0 = V::zero(), a1 = V::zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const reg d0 = V::sub(V::load(x + i), vm), d1 = V::sub(V::load(x + i + W), vm);
+    a0 = V::fma(d0, d0, a0);
+    a1 = V::fma(d1, d1, a1);
+  }
+  for (; i + W <= n; i += W) {
+    const reg d = V::sub(V::load(x + i), vm);
+    a0 = V::fma(d, d, a0);
+  }
+  float s = 0.0f;
+  for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
+  float lanes[W];
+  V::store(lanes, V::add(a0, a1));
+  for (int k = 0; k < W; ++k) s += lanes[k];
+  return s;
+}
+
+template <class V>
+void row_normalize(const float* x, float* y, int64_t n, float m, float inv, const float* scale, const float* shift) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  const reg vm = V::set1(m), vi = V::set1(inv);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    reg v = V::mul(V::mul(V::sub(V::load(x + i), vm), vi), V::load(scale + i));
+    if (shift) v = V::add(v, V::load(shift + i));
+    V::store(y + i, v);
+  }
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    reg v = V::mul(V::mul(V::sub(V::load_n(x + i, r), vm), vi), V::load_n(scale + i, r));
+    if (shift) v = V::add(v, V::load_n(shift + i, r));
+    V::store_n(y + i, v, r);
+  }
+}
+
 }  // namespace fusor::FUSOR_SIMD_NS
