@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "kernels/common/dtype_dispatch.h"
+#include "kernels/common/transpose_tile.h"
 #include "kernels/thread_pool.h"
 
 namespace fusor {
@@ -102,8 +99,8 @@ int64_t row_offset(const Rows& r, int64_t base, int64_t row) {
 
 // A transpose: the innermost outer dim (m rows) is contiguous in the source and the rows gather
 // with stride `step`, so row i of a run is source column i. Copied in blocks of up to 16 rows x
-// the row, 4 x 4 elements at a time (4-byte elements, SSE2), so every source line read serves
-// 4..16 rows instead of one.
+// the row, 4 x 4 elements at a time (4-byte elements, transpose_4x4), so every source line read
+// serves 4..16 rows instead of one.
 bool is_transpose(const Rows& r) {
   return !r.size.empty() && r.stride.back() == 1 && r.step != 1 && r.size.back() >= 4 && r.len >= 4;
 }
@@ -116,28 +113,14 @@ void transpose_rows(const Rows& r, const T* src, int64_t base, T* dst, int64_t r
     const T* in = src + row_offset(r, base, row);  // row i's element j: in[i + j * step]
     T* out = dst + row * len;                      // row i's element j: out[i * len + j]
     int64_t j = 0;
-#if defined(__SSE2__)
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (sizeof(T) == 4 && kHaveTranspose4x4) {
       for (; j + 4 <= len; j += 4) {
         int64_t i = 0;
-        for (; i + 4 <= nb; i += 4) {
-          const T* s = in + i + j * step;
-          __m128 a = _mm_loadu_ps(reinterpret_cast<const float*>(s));
-          __m128 b = _mm_loadu_ps(reinterpret_cast<const float*>(s + step));
-          __m128 c = _mm_loadu_ps(reinterpret_cast<const float*>(s + 2 * step));
-          __m128 d = _mm_loadu_ps(reinterpret_cast<const float*>(s + 3 * step));
-          _MM_TRANSPOSE4_PS(a, b, c, d);
-          T* o = out + i * len + j;
-          _mm_storeu_ps(reinterpret_cast<float*>(o), a);
-          _mm_storeu_ps(reinterpret_cast<float*>(o + len), b);
-          _mm_storeu_ps(reinterpret_cast<float*>(o + 2 * len), c);
-          _mm_storeu_ps(reinterpret_cast<float*>(o + 3 * len), d);
-        }
+        for (; i + 4 <= nb; i += 4) transpose_4x4(in + i + j * step, step, out + i * len + j, len);
         for (; i < nb; ++i)
           for (int64_t q = 0; q < 4; ++q) out[i * len + j + q] = in[i + (j + q) * step];
       }
     }
-#endif
     for (; j < len; j += 16) {
       const int64_t je = std::min<int64_t>(len, j + 16);
       for (int64_t i = 0; i < nb; ++i)

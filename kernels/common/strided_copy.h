@@ -6,8 +6,8 @@
 // are merged, so the copy runs as rows of the innermost merged dim: a memcpy per row when that
 // dim is contiguous in the source (Slice, the head split Transpose(0,2,1,3), channel shuffle),
 // a blocked transpose when the source is contiguous along the next dim out (Transpose between
-// NCHW and NHWC: 4 x 4 tiles of 4-byte elements in SSE2 registers, 16 rows at a time), a strided
-// gather per row otherwise. With a pool, the rows are split over its threads when the
+// NCHW and NHWC: 16 rows at a time in 4 x 4 tiles of 4-byte elements, transpose_tile.h), a
+// strided gather per row otherwise. With a pool, the rows are split over its threads when the
 // copy is large enough to pay for it (thread_pool.h's cost model); the result does not depend on
 // the split.
 #pragma once

@@ -4,11 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/common/transpose_tile.h"
 #include "kernels/thread_pool.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace fusor {
 namespace {
@@ -37,37 +34,19 @@ void over_rows(const NchwcShape& s, ThreadPool* pool, Fn fn) {
 constexpr int64_t kPassPixels = 64;
 
 // Pixels [p0, p1) of one channel block: blocked b[p * B + l] <-> planar d[l * hw + p], lanes
-// [0, lanes). to_blocked: d -> b; otherwise b -> d. 4 lanes x 4 pixels at a time in SSE2
-// registers (a transpose), the ragged lanes and pixels one by one.
+// [0, lanes). to_blocked: d -> b; otherwise b -> d. 4 lanes x 4 pixels at a time
+// (transpose_4x4), the ragged lanes and pixels one by one.
 template <bool kToBlocked>
 void move_block(std::conditional_t<kToBlocked, float*, const float*> b,
                 std::conditional_t<kToBlocked, const float*, float*> d, int64_t hw, int64_t B, int64_t lanes, int64_t p0, int64_t p1) {
   for (int64_t q0 = p0; q0 < p1; q0 += kPassPixels) {
     const int64_t q1 = std::min(p1, q0 + kPassPixels);
     int64_t l = 0;
-#if defined(__SSE2__)
-    for (; l + 4 <= lanes; l += 4) {
+    for (; kHaveTranspose4x4 && l + 4 <= lanes; l += 4) {
       int64_t p = q0;
       for (; p + 4 <= q1; p += 4) {
-        auto* bp = b + p * B + l;
-        auto* dp = d + l * hw + p;
-        if constexpr (kToBlocked) {
-          __m128 r0 = _mm_loadu_ps(dp), r1 = _mm_loadu_ps(dp + hw), r2 = _mm_loadu_ps(dp + 2 * hw),
-                 r3 = _mm_loadu_ps(dp + 3 * hw);
-          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-          _mm_storeu_ps(bp, r0);
-          _mm_storeu_ps(bp + B, r1);
-          _mm_storeu_ps(bp + 2 * B, r2);
-          _mm_storeu_ps(bp + 3 * B, r3);
-        } else {
-          __m128 r0 = _mm_loadu_ps(bp), r1 = _mm_loadu_ps(bp + B), r2 = _mm_loadu_ps(bp + 2 * B),
-                 r3 = _mm_loadu_ps(bp + 3 * B);
-          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-          _mm_storeu_ps(dp, r0);
-          _mm_storeu_ps(dp + hw, r1);
-          _mm_storeu_ps(dp + 2 * hw, r2);
-          _mm_storeu_ps(dp + 3 * hw, r3);
-        }
+        if constexpr (kToBlocked) transpose_4x4(d + l * hw + p, hw, b + p * B + l, B);
+        else transpose_4x4(b + p * B + l, B, d + l * hw + p, hw);
       }
       for (; p < q1; ++p)
         for (int64_t i = l; i < l + 4; ++i) {
@@ -75,7 +54,6 @@ void move_block(std::conditional_t<kToBlocked, float*, const float*> b,
           else d[i * hw + p] = b[p * B + i];
         }
     }
-#endif
     for (; l < lanes; ++l)
       for (int64_t p = q0; p < q1; ++p) {
         if constexpr (kToBlocked) b[p * B + l] = d[l * hw + p];

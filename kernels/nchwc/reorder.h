@@ -4,8 +4,8 @@
 //
 // to_nchwc writes zeros into the padding lanes; from_nchwc ignores them. Both split the work over
 // `pool` (channel blocks x rows) when it is given; null runs on the calling thread. Both move
-// 4 lanes x 4 pixels at a time through SSE2 registers (a 4 x 4 transpose) where the lanes and
-// pixels allow, the rest one by one: copies, so the same bits either way.
+// 4 lanes x 4 pixels at a time (kernels/common/transpose_tile.h) where the lanes and pixels
+// allow, the rest one by one: copies, so the same bits either way.
 #pragma once
 #include "kernels/nchwc/nchwc_format.h"
 
