@@ -35,7 +35,8 @@
 
 namespace fusor {
 
-enum class Activation : uint8_t { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU, Gelu };
+// Gelu is the exact (erf) form; GeluTanh the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+enum class Activation : uint8_t { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU, Gelu, GeluTanh };
 
 enum class BiasAxis : uint8_t { None, PerRow, PerColumn };
 
@@ -96,6 +97,7 @@ inline float apply_activation(const ActivationSpec& a, float x) {
     case Activation::HardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
     case Activation::SiLU: return x / (1.0f + std::exp(-x));
     case Activation::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case Activation::GeluTanh: return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
   }
   return x;
 }
@@ -119,6 +121,7 @@ inline const char* activation_name(Activation a) {
     case Activation::HardSwish: return "HardSwish";
     case Activation::SiLU: return "SiLU";
     case Activation::Gelu: return "Gelu";
+    case Activation::GeluTanh: return "GeluTanh";
   }
   return "?";
 }

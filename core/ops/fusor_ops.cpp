@@ -7,9 +7,9 @@ namespace fusor {
 namespace {
 
 // The attributes every fused-activation op carries: the activation's op name ("" for none,
-// "Relu", "Clip", ...) and its float parameters (LeakyRelu: [alpha]; Clip: [min, max];
-// HardSigmoid: [alpha, beta]), as `a.attrs` gives them; none by default (a rule can copy them
-// from an op that has no activation).
+// "Relu", "Clip", "Gelu" (erf), "GeluTanh" (the tanh approximation), ...) and its float
+// parameters (LeakyRelu: [alpha]; Clip: [min, max]; HardSigmoid: [alpha, beta]), as `a.attrs`
+// gives them; none by default (a rule can copy them from an op that has no activation).
 #define ACTIVATION "activation:string= activation_params:floats="
 #define CONV_ATTRS "auto_pad:string=NOTSET dilations:ints group:int=1 kernel_shape:ints pads:ints strides:ints"
 #define POOL_ATTRS "auto_pad:string=NOTSET kernel_shape:ints! pads:ints strides:ints ceil_mode:int=0"

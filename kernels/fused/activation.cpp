@@ -39,9 +39,11 @@ ActivationSpec activation_of(const Node& node) {
     a.kind = Activation::SiLU;
   } else if (name == "Gelu") {
     a.kind = Activation::Gelu;
+  } else if (name == "GeluTanh") {
+    a.kind = Activation::GeluTanh;
   } else {
     throw_bad_input(node.describe() + ": unsupported activation '" + name +
-                    "' (expected \"\", Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu or Gelu)");
+                    "' (expected \"\", Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu, Gelu or GeluTanh)");
   }
   if (p.size() > max_params)
     throw_bad_input(node.describe() + ": activation '" + name + "' takes " + std::to_string(max_params) +

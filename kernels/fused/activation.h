@@ -32,6 +32,8 @@ T activate(const ActivationSpec& a, T x) {
     case Activation::HardSwish: return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
     case Activation::SiLU: return x / (T(1) + std::exp(-x));
     case Activation::Gelu: return T(0.5) * x * (T(1) + std::erf(x / std::sqrt(T(2))));
+    case Activation::GeluTanh:
+      return T(0.5) * x * (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
   }
   return x;
 }

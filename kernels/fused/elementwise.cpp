@@ -3,7 +3,7 @@
 //              reference kernel first).
 //   fast:      one pass over the data in L1-sized chunks: copy, then the GEMM core's vectorized
 //              epilogue in place (exact Gelu, SiLU, bias per column for BiasGelu, scale for
-//              QuickGelu's alpha); the tanh form of Gelu as a scalar loop in the same pass.
+//              QuickGelu's alpha; the tanh form of Gelu as the GeluTanh activation).
 //              Threaded over chunks. float32; anything else goes to the reference.
 #include <algorithm>
 #include <cmath>
@@ -101,7 +101,8 @@ class FastElementwise : public FastFusedKernel {
     const float* px = x.data<float>();
     float* py = y.data<float>();
     Epilogue ep;
-    if constexpr (kOp == Op::Gelu || kOp == Op::BiasGelu) ep.act = ActivationSpec::of(Activation::Gelu);
+    if constexpr (kOp == Op::Gelu || kOp == Op::BiasGelu)
+      ep.act = ActivationSpec::of(tanh_ ? Activation::GeluTanh : Activation::Gelu);
     if constexpr (kOp == Op::Silu) ep.act = ActivationSpec::of(Activation::SiLU);
     if constexpr (kOp == Op::QuickGelu) ep.act = ActivationSpec::of(Activation::SiLU), ep.scale = alpha_;
     if (bias) ep.bias = bias->data<float>(), ep.bias_axis = BiasAxis::PerColumn;
@@ -111,18 +112,10 @@ class FastElementwise : public FastFusedKernel {
     const int64_t rows = n / row;
     const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
     const float inv_alpha = 1.0f / alpha_;
-    const bool tanh_approx = tanh_;
     ctx.threads().parallel_for_cost(chunks, 0.5 * static_cast<double>(rows_per_chunk * row), [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t r0 = c * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
         const int64_t off = r0 * row, len = (r1 - r0) * row;
-        if (tanh_approx) {
-          for (int64_t i = 0; i < len; ++i) {
-            const float v = px[off + i] + (bias ? ep.bias[(off + i) % cols] : 0.0f);
-            py[off + i] = gelu<float>(v, true);
-          }
-          continue;
-        }
         std::memcpy(py + off, px + off, len * sizeof(float));
         if (bias)
           apply_epilogue(py + off, cols, r1 - r0, cols, ep);

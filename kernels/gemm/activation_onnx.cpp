@@ -18,6 +18,7 @@ std::optional<ActivationSpec> activation_from_name(std::string_view name, const 
   if (name == "HardSwish") return none(Activation::HardSwish);
   if (name == "SiLU" || name == "Swish") return none(Activation::SiLU);
   if (name == "Gelu") return none(Activation::Gelu);
+  if (name == "GeluTanh") return none(Activation::GeluTanh);
   if (name == "Clip") {
     if (n != 2) return std::nullopt;
     return ActivationSpec::clip(p[0], p[1]);
@@ -46,7 +47,9 @@ std::optional<ActivationSpec> activation_of_node(const Node& node, std::optional
   if (op == "LeakyRelu") return ActivationSpec::leaky_relu(node.attr_float("alpha", 0.01f));
   if (op == "HardSigmoid") return ActivationSpec::hard_sigmoid(node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f));
   if (op == "Gelu") {
-    if (node.attr_string("approximate", "none") != "none") return std::nullopt;
+    const std::string a = node.attr_string("approximate", "none");
+    if (a == "tanh") return ActivationSpec::of(Activation::GeluTanh);
+    if (a != "none") return std::nullopt;
     return ActivationSpec::of(Activation::Gelu);
   }
   if (op == "Clip") {

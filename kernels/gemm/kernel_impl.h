@@ -43,6 +43,11 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
   } else if constexpr (K == Activation::HardSwish) {
     reg g = V::min(V::max(V::fma(x, V::set1(1.0f / 6), V::set1(0.5f)), V::zero()), V::set1(1.0f));
     return V::mul(x, g);
+  } else if constexpr (K == Activation::GeluTanh) {
+    // 0.5 x (1 + tanh(z)) = x sigmoid(2 z), z = sqrt(2/pi) (x + 0.044715 x^3).
+    reg x2 = V::mul(x, x);
+    reg z2 = V::mul(x, V::fma(x2, V::set1(-2.0f * 0.7978845608028654f * 0.044715f), V::set1(-2.0f * 0.7978845608028654f)));
+    return V::div(x, V::add(V::set1(1.0f), V::exp(z2)));
   } else {
     static_assert(K == Activation::Gelu);
     // erf by Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7).
@@ -97,6 +102,7 @@ void epilogue_dispatch(float* c, int64_t ldc, int64_t rows, int64_t cols, const 
   case Activation::K: return epilogue_rows<V, Activation::K, kFull>(c, ldc, rows, cols, ep);
     FUSOR_CASE(None) FUSOR_CASE(Relu) FUSOR_CASE(Clip) FUSOR_CASE(LeakyRelu) FUSOR_CASE(Sigmoid)
     FUSOR_CASE(Tanh) FUSOR_CASE(HardSigmoid) FUSOR_CASE(HardSwish) FUSOR_CASE(SiLU) FUSOR_CASE(Gelu)
+    FUSOR_CASE(GeluTanh)
 #undef FUSOR_CASE
   }
 }

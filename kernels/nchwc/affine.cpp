@@ -57,7 +57,7 @@ void nchwc_affine(const NchwcAffineParams& p, const ActivationSpec& act, const f
   const int64_t items = n * cb * pieces;
   // ~1 ns per 4 floats streamed (kernels/thread_pool.h), more with a transcendental activation.
   const bool heavy = act.kind == Activation::Sigmoid || act.kind == Activation::Tanh || act.kind == Activation::SiLU ||
-                     act.kind == Activation::Gelu;
+                     act.kind == Activation::Gelu || act.kind == Activation::GeluTanh;
   const double item_ns = static_cast<double>(piece_px * B) * (heavy ? 1.0 : 0.25);
   if (pool) pool->parallel_for_cost(items, item_ns, body);
   else body(0, items);

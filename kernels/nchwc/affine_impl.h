@@ -52,7 +52,7 @@ nchwc_detail::AffineFn affine_fn(Activation act) {
 #define FUSOR_CASE(K) \
   case Activation::K: return &affine_plane<V, Activation::K>;
     FUSOR_CASE(None) FUSOR_CASE(Relu) FUSOR_CASE(Clip) FUSOR_CASE(LeakyRelu) FUSOR_CASE(Sigmoid)
-    FUSOR_CASE(Tanh) FUSOR_CASE(HardSigmoid) FUSOR_CASE(HardSwish) FUSOR_CASE(SiLU) FUSOR_CASE(Gelu)
+    FUSOR_CASE(Tanh) FUSOR_CASE(HardSigmoid) FUSOR_CASE(HardSwish) FUSOR_CASE(SiLU) FUSOR_CASE(Gelu) FUSOR_CASE(GeluTanh)
 #undef FUSOR_CASE
   }
   return nullptr;

@@ -33,7 +33,8 @@ TEST(ActivationOnnx, OfNode) {
   EXPECT_EQ(activation_of_node(node_of("", "Relu", {}))->kind, Activation::Relu);
   EXPECT_EQ(activation_of_node(node_of("", "LeakyRelu", {Attribute::make_float("alpha", 0.2f)}))->alpha, 0.2f);
   EXPECT_EQ(activation_of_node(node_of("com.microsoft", "Gelu", {}))->kind, Activation::Gelu);
-  EXPECT_FALSE(activation_of_node(node_of("", "Gelu", {Attribute::make_string("approximate", "tanh")})));
+  EXPECT_EQ(activation_of_node(node_of("", "Gelu", {Attribute::make_string("approximate", "tanh")}))->kind,
+            Activation::GeluTanh);
   EXPECT_FALSE(activation_of_node(node_of("", "Add", {})));
   const auto c = activation_of_node(node_of("", "Clip", {}), 0.0f, std::nullopt);
   ASSERT_TRUE(c);

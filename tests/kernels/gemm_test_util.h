@@ -34,7 +34,8 @@ inline std::vector<ActivationSpec> all_activations() {
   return {ActivationSpec::of(Activation::None), ActivationSpec::relu(), ActivationSpec::clip(-0.3f, 0.4f),
           ActivationSpec::leaky_relu(0.1f), ActivationSpec::of(Activation::Sigmoid), ActivationSpec::of(Activation::Tanh),
           ActivationSpec::hard_sigmoid(0.2f, 0.5f), ActivationSpec::of(Activation::HardSwish),
-          ActivationSpec::of(Activation::SiLU), ActivationSpec::of(Activation::Gelu)};
+          ActivationSpec::of(Activation::SiLU), ActivationSpec::of(Activation::Gelu),
+          ActivationSpec::of(Activation::GeluTanh)};
 }
 
 // |got - want| <= atol + rtol * |want| for each element; reports the first few mismatches.
