@@ -134,6 +134,10 @@ bool infer_in_child(onnx::ModelProto& mp) {
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // A crash here is the expected failure this child exists for: die of the signal at once,
+    // without the crash handlers the host installed (a crash reporter, a sanitizer, a fuzzer
+    // writing the input out as a finding). The parent reports the crash as lost types.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
     // Test hook: FUSOR_TEST_INFER_CRASH=1 makes the child die as a crash in libonnx would.
     if (const char* t = std::getenv("FUSOR_TEST_INFER_CRASH"); t && *t == '1') ::raise(SIGSEGV);
     infer_in_place(mp);

@@ -41,8 +41,11 @@ class OptimizerKernel : public Kernel {
     const int tensors = ctx.num_inputs() - 2;
     if (tensors <= 0 || tensors % groups) throw_bad_input(w + ": wrong number of inputs");
     const int m = tensors / groups;
-    const double R = required_input(ctx, 0).as_double(0);
-    const int64_t T = required_input(ctx, 1).as_int64(0);
+    const Tensor& r_in = required_input(ctx, 0);
+    const Tensor& t_in = required_input(ctx, 1);
+    if (r_in.numel() != 1 || t_in.numel() != 1) throw_bad_input(w + ": R and T must hold one value each");
+    const double R = r_in.as_double(0);
+    const int64_t T = t_in.as_int64(0);
     for (int j = 0; j < m; ++j) {
       const Tensor& X = required_input(ctx, 2 + j);
       const Tensor& G = required_input(ctx, 2 + m + j);
@@ -50,6 +53,8 @@ class OptimizerKernel : public Kernel {
       const Tensor* S2 = K == Optim::Adam ? &required_input(ctx, 2 + 3 * m + j) : nullptr;
       if (G.shape() != X.shape() || S1.shape() != X.shape() || (S2 && S2->shape() != X.shape()))
         throw_bad_input(w + ": X, G and state shapes differ");
+      if (G.dtype() != X.dtype() || S1.dtype() != X.dtype() || (S2 && S2->dtype() != X.dtype()))
+        throw_bad_input(w + ": X, G and state element types differ");
       Tensor& Xn = ctx.output(j, X.shape(), X.dtype());
       Tensor& S1n = ctx.output(m + j, X.shape(), X.dtype());
       Tensor* S2n = S2 ? &ctx.output(2 * m + j, X.shape(), X.dtype()) : nullptr;

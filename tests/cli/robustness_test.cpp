@@ -48,6 +48,16 @@ TEST(CliRobustnessBadInput, NpyWhoseShapeProductWrapsNamesTheFile) {
   }
 }
 
+// ---- found by fuzz_model (2026-12-02): an Adam node whose state has another element type than
+// X read it as X's type (a null pointer for a string state; UBSan: load of null pointer) ----
+
+TEST(CliRobustnessBadInput, OptimizerStateOfAnotherTypeNamesTheNode) {
+  for (const char* level : {"disabled", "all"}) {
+    RunResult r = run_fusor({"run", repro("ub-optimizer-state-dtype.onnx"), "--level", level, "--no-cache"});
+    expect_exit2(r, {"Adam", "element types differ"});
+  }
+}
+
 // ---- QuantizeLinear with y_scale = 0: a defined result ----
 
 TEST(CliRobustnessBadInput, QuantizeLinearWithAZeroScaleHasADefinedResult) {
