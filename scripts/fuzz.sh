@@ -73,7 +73,7 @@ for p in "${pids[@]}"; do wait "$p" || true; done
 for t in "${targets[@]}"; do
   log="$dir/fuzz-$t.log"
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-  execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+  execs=$(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}' || true)
   echo "fuzz_$t: ${execs:-?} executions in ${time_s} s; last status: ${last:-none}"
   if ls "$dir/fuzz-findings/$t"/* >/dev/null 2>&1 || grep -qE 'ERROR: (AddressSanitizer|libFuzzer|LeakSanitizer)|runtime error:|fuzz: (internal error|undocumented)' "$log"; then
     echo "fuzz_$t: FINDINGS (see $log and $dir/fuzz-findings/$t)"
