@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "core/onnx/later_attributes.h"
 #include "dsl/fusor_ops.h"
 #include "dsl/suggest.h"
 
@@ -69,22 +70,16 @@ const char* const kCommutative[] = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "
 
 // The attributes later versions of s's op added with a default (AttrInfo::since), kept sorted.
 void add_later_attrs(OpInfo& op, const onnx::OpSchema& s) {
-  const onnx::OpSchema* newest = onnx::OpSchemaRegistry::Schema(s.Name(), s.domain());
-  if (!newest || newest->SinceVersion() <= s.SinceVersion()) return;
-  for (int v = s.SinceVersion() + 1; v <= newest->SinceVersion(); ++v) {
-    const onnx::OpSchema* later = onnx::OpSchemaRegistry::Schema(s.Name(), v, s.domain());
-    if (!later || later->SinceVersion() != v) continue;
-    for (const auto& [name, a] : later->attributes()) {
-      if (op.attr(name) || a.required || !a.default_value.has_type()) continue;
-      AttrInfo info;
-      info.name = name;
-      info.type = from_onnx(a.type);
-      info.default_text = default_text(a.default_value);
-      info.since = v;
-      op.attrs.push_back(std::move(info));
-      std::sort(op.attrs.begin(), op.attrs.end(), [](const AttrInfo& x, const AttrInfo& y) { return x.name < y.name; });
-    }
+  for (const LaterAttribute& l : attributes_added_after(s)) {
+    if (op.attr(l.name) || l.decl->required || !l.decl->default_value.has_type()) continue;
+    AttrInfo info;
+    info.name = l.name;
+    info.type = from_onnx(l.decl->type);
+    info.default_text = default_text(l.decl->default_value);
+    info.since = l.since;
+    op.attrs.push_back(std::move(info));
   }
+  std::sort(op.attrs.begin(), op.attrs.end(), [](const AttrInfo& x, const AttrInfo& y) { return x.name < y.name; });
 }
 
 std::unique_ptr<OpInfo> from_schema(const onnx::OpSchema& s) {

@@ -7,6 +7,7 @@
 
 #include "core/util/error.h"
 #include "core/onnx/fusor_schemas.h"
+#include "core/onnx/later_attributes.h"
 #include "kernels/common/half.h"
 #include "core/ops/op_names.h"
 #include "core/ops/op_traits.h"
@@ -83,15 +84,8 @@ std::optional<Attribute> onnx_attr_default(OpType op, const std::string& name, i
   auto it = s->attributes().find(name);
   if (it == s->attributes().end() && opset > 0 && op.domain().empty()) {
     // Added by a later version: its default there (the first version that has it).
-    const onnx::OpSchema* newest = onnx::OpSchemaRegistry::Schema(op.name(), op.domain());
-    for (int v = s->SinceVersion() + 1; newest && v <= newest->SinceVersion(); ++v) {
-      const onnx::OpSchema* later = onnx::OpSchemaRegistry::Schema(op.name(), v, op.domain());
-      if (!later || later->SinceVersion() != v) continue;
-      auto at = later->attributes().find(name);
-      if (at == later->attributes().end()) continue;
-      if (!at->second.default_value.has_type()) return std::nullopt;
-      return from_proto(at->second.default_value, name);
-    }
+    for (const LaterAttribute& l : attributes_added_after(*s))
+      if (l.name == name && l.decl->default_value.has_type()) return from_proto(l.decl->default_value, name);
     return std::nullopt;
   }
   if (it == s->attributes().end() || !it->second.default_value.has_type()) return std::nullopt;
