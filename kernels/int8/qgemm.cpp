@@ -139,7 +139,7 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   if (M <= 0 || b.n() <= 0) return;
   const QPanelFn fn = panel_fn(b.isa());
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
-  const int64_t rb = 96;  // rows per task: a multiple of every kernel's row tile
+  const int64_t rb = 96;  // rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile)
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
   const int64_t tasks = row_blocks * panels;
   auto run = [&](int64_t t0, int64_t t1) {

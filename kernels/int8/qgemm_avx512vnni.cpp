@@ -1,7 +1,9 @@
 // AVX512-VNNI panel kernel: tiles of MR rows x NV vectors of 16 columns, vpdpbusd with the row's 4
 // A bytes broadcast against 16 columns x 4 k of B; the epilogue on the accumulators in registers.
-// Tile shapes keep 24 accumulators (NV 4: 6 rows, 3: 8, 2: 12, 1: 16 accumulators in 16 rows);
-// with NV 4 the last 1-4 rows get a tile of their own height.
+// Tile shapes (NV 4: 5 rows, 3: 8, 2: 8, 1: 16) keep the accumulators, the B vectors and the
+// broadcast in the 32 ZMM registers: 12 x 2 and 6 x 4 made GCC spill and copy accumulators in the
+// k loop (12 x 2 -> 8 x 2 took mobilenet_v2's stem from 315 to 212 us and its 144 -> 24 1x1 layers
+// from 161 to 86 us, bench/qconv_bench); with NV 4 the last 1-4 rows get a tile of their own height.
 #include <immintrin.h>
 
 // GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
@@ -144,9 +146,9 @@ void panel_fn(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int
            const QEpilogue& ep) {
   const int64_t nv = (n + 15) / 16, w = nv * 16;
   switch (nv) {
-    case 4: rows<6, 4, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 4: rows<5, 4, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
     case 3: rows<8, 3, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 2: rows<12, 2, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 2: rows<8, 2, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
     default: rows<16, 1, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
   }
 }
