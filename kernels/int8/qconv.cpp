@@ -100,17 +100,63 @@ void copy_taps(const uint8_t* src_row, int64_t iw0, const Conv2dShape& s, int64_
   }
 }
 
+// The bytes an im2col block may be written past its end by im2col_wide (its widest vector).
+constexpr int64_t kIm2colSlack = 64;
+// Kernel rows of at most this many taps take the wide path.
+constexpr int64_t kWideMaxKh = 16;
+
+// im2col_run for a short kernel row (run = k_w * C <= W bytes, one group, no dilation, no sign
+// flip: a stem's 3 channels): pixel by pixel, each inside kernel row copied as one W-byte move
+// (constant size: a few vector moves, where an exact copy of 9 or 21 bytes is several overlapping
+// ones). The moves go up in address order, so the bytes one writes past its run are written again
+// by the next: the last kernel row of a pixel spills into the row's padding [K, kp), which the
+// kernels read but multiply by B's zero rows, and into the next pixel's row, written next; the
+// block's last row spills up to W bytes past the block (kIm2colSlack). A run whose W-byte read
+// would pass the end of X, and the pixels with padded taps, are copied exactly.
+template <int W>
+void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, int64_t n, int64_t oh, int64_t ow0,
+                 int64_t cnt, int64_t lo, int64_t hi, uint8_t pad, uint8_t* dst, int64_t kp) {
+  const int64_t C = s.in_c, run = s.k_w * C;
+  const uint8_t* rows[kWideMaxKh];
+  for (int64_t kh = 0; kh < s.k_h; ++kh) {
+    const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
+    rows[kh] = ih < 0 || ih >= s.in_h ? nullptr : x + (n * s.in_h + ih) * s.in_w * C;
+  }
+  for (int64_t j = 0; j < cnt; ++j, dst += kp) {
+    const int64_t ow = ow0 + j, iw0 = ow * s.stride_w - s.pad_l;
+    const bool inside = ow >= lo && ow < hi;
+    uint8_t* d = dst;
+    for (int64_t kh = 0; kh < s.k_h; ++kh, d += run) {
+      if (!rows[kh]) {
+        fill_bytes(d, pad, run);
+      } else if (!inside) {
+        copy_taps(rows[kh], iw0, s, C, C, pad, 0, d);
+      } else if (rows[kh] + iw0 * C + W <= x_end) {
+        std::memcpy(d, rows[kh] + iw0 * C, W);
+      } else {
+        copy_bytes(d, rows[kh] + iw0 * C, run);
+      }
+    }
+  }
+}
+
 // im2col rows of pixels ow0 .. ow0 + cnt - 1 of output row (n, oh), channels [c0, c0 + Cg), into
 // rows of kp bytes at dst (kh, kw, c order). Kernel row by kernel row, so that a pixel whose taps
-// are all inside is one copy of k_w * C bytes (one group, no dilation, no sign flip).
-void im2col_run(const uint8_t* x, const Conv2dShape& s, int64_t n, int64_t oh, int64_t ow0, int64_t cnt, int64_t c0,
-                int64_t Cg, uint8_t pad, uint8_t flip, uint8_t* dst, int64_t kp) {
+// are all inside is one copy of k_w * C bytes (one group, no dilation, no sign flip). x_end: the
+// end of X.
+void im2col_run(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, int64_t n, int64_t oh, int64_t ow0,
+                int64_t cnt, int64_t c0, int64_t Cg, uint8_t pad, uint8_t flip, uint8_t* dst, int64_t kp) {
   const int64_t C = s.in_c, run = s.k_w * Cg;
   const bool contiguous = Cg == C && s.dil_w == 1 && !flip;
   // Pixels [lo, hi) of the output row have every tap inside horizontally.
   const int64_t reach = (s.k_w - 1) * s.dil_w;
   const int64_t lo = (s.pad_l + s.stride_w - 1) / s.stride_w;
   const int64_t hi = s.in_w - 1 + s.pad_l - reach >= 0 ? (s.in_w - 1 + s.pad_l - reach) / s.stride_w + 1 : 0;
+  if (contiguous && s.k_h <= kWideMaxKh && run <= 64) {
+    if (run <= 16) return im2col_wide<16>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp);
+    if (run <= 32) return im2col_wide<32>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp);
+    return im2col_wide<64>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp);
+  }
   for (int64_t kh = 0; kh < s.k_h; ++kh, dst += run) {
     const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
     if (ih < 0 || ih >= s.in_h) {
@@ -308,7 +354,7 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
   const int64_t kp = packed_[0].kp(), K = packed_[0].k();
   const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
   const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
-  // Rows per block: the im2col block about 64 KB (a multiple of every kernel's row tile), the
+  // Rows per block: the im2col block about 64 KB (a multiple of most kernels' row tiles), the
   // blocks then evened out. A task is one row block and a range of B's panels: with few row blocks
   // (a small output map, deep in a CNN) the panels are split too so that every thread has work
   // (each such task builds its rows' im2col itself: cheap next to K * panel columns of GEMM).
@@ -320,7 +366,8 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
   const int64_t chunks = G == 1 && blocks < want_tasks ? std::min(panels, (want_tasks + blocks - 1) / blocks) : 1;
   const int64_t per_chunk = (panels + chunks - 1) / chunks, tasks = blocks * chunks;
   const int nt = static_cast<int>(std::min<int64_t>(threads, tasks));
-  const size_t col_bytes = (static_cast<size_t>(rb * kp) + 63) / 64 * 64;
+  const size_t col_bytes = (static_cast<size_t>(rb * kp + kIm2colSlack) + 63) / 64 * 64;
+  const uint8_t* x_end = x + s.batch * s.in_h * s.in_w * C;
   const size_t slot = col_bytes + (need_row_sums_ ? (static_cast<size_t>(rb) * 4 + 63) / 64 * 64 : 0);
   uint8_t* buf = static_cast<uint8_t*>(scratch(slot * static_cast<size_t>(nt)));
   std::atomic<int64_t> next{0};
@@ -336,8 +383,8 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
           for (int64_t i = 0; i < m;) {
             const int64_t row = m0 + i, ow0 = row % s.out_w;
             const int64_t cnt = std::min(m - i, s.out_w - ow0);
-            im2col_run(x, s, row / (s.out_w * s.out_h), (row / s.out_w) % s.out_h, ow0, cnt, g * Cg, Cg, pad, flip,
-                       col + i * kp, kp);
+            im2col_run(x, x_end, s, row / (s.out_w * s.out_h), (row / s.out_w) % s.out_h, ow0, cnt, g * Cg, Cg, pad,
+                       flip, col + i * kp, kp);
             for (int64_t j = 0; j < cnt; ++j) fill_bytes(col + (i + j) * kp + K, 0, kp - K);
             i += cnt;
           }

@@ -124,6 +124,12 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, QConvTest,
     testing::Values(Case{"stem_7x7s2_c3", 1, 3, 23, 21, 64, 7, 7, 2, 3, 1, 1},
                     Case{"stem_3x3s2_c3_signed", 1, 3, 17, 18, 32, 3, 3, 2, 1, 1, 1, true},
+                    // Kernel rows of <= 16, 32 and 64 bytes (im2col's one-move copies), batches
+                    // (the last rows' reads stop at the end of X), an unpadded one.
+                    Case{"stem_3x3s2_c3_batch2", 2, 3, 17, 18, 32, 3, 3, 2, 1, 1, 1},
+                    Case{"k3_c8_batch3", 3, 8, 6, 7, 24, 3, 3, 1, 1, 1, 1},
+                    Case{"k3_c16_unpadded", 1, 16, 6, 9, 40, 3, 3, 1, 0, 1, 1},
+                    Case{"k4_c4_s2_uint8_weights", 2, 4, 11, 10, 20, 4, 4, 2, 1, 1, 1, false, true},
                     Case{"k3_c64", 1, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1},
                     Case{"k3_c20_oc70_batch2", 2, 20, 7, 6, 70, 3, 3, 1, 1, 1, 1},
                     Case{"k3_small_m_wide", 1, 96, 5, 5, 272, 3, 3, 1, 1, 1, 1},
