@@ -137,7 +137,9 @@ TEST(RefCommon, StridedCopyMatchesTheDefinition) {
   // The blocked transposes (NCHW <-> NHWC, sizes not multiples of the 4 x 4 and 16-row tiles).
   for (const auto& [in, perm] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
            {{2, 37, 11, 13}, {0, 2, 3, 1}}, {{2, 11, 13, 37}, {0, 3, 1, 2}}, {{1, 96, 56, 56}, {0, 2, 3, 1}},
-           {{1, 56, 56, 96}, {0, 3, 1, 2}}, {{5, 4}, {1, 0}}, {{3, 4, 6}, {0, 2, 1}}, {{3, 18, 5}, {2, 1, 0}}}) {
+           {{1, 56, 56, 96}, {0, 3, 1, 2}}, {{5, 4}, {1, 0}}, {{3, 4, 6}, {0, 2, 1}}, {{3, 18, 5}, {2, 1, 0}},
+           // Into rows of 3 and 2 (an image's channels moved last), large enough for two threads.
+           {{2, 3, 67, 101}, {0, 2, 3, 1}}, {{1, 2, 5, 7}, {0, 2, 3, 1}}, {{3, 130, 2}, {0, 2, 1}}}) {
     const std::vector<int64_t> strides = row_major_strides(in);
     Shape out(in.size());
     std::vector<int64_t> st(in.size());
