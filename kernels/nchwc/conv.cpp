@@ -297,6 +297,14 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       apply_epilogue(y_block0 + o * out_plane + p0 * B, (p1 - p0) * B, 1, (p1 - p0) * B, post, w.isa_);
   };
   auto last_r = [&](const RowSplit& rs) { return OW - (rs.nt - 1) * rs.R; };
+  // Tiles per range when a non-clamp activation (exp, division...) follows in a separate pass:
+  // ranges whose outputs (`blocks` blocks of R pixels per tile) fit in L1/L2 with room to spare,
+  // so the pass reads them back from cache instead of from L3 after a whole plane.
+  auto act_tiles = [&](int64_t blocks, const RowSplit& rs, int64_t n) -> int64_t {
+    if (post.act.kind == Activation::None) return std::max<int64_t>(n, 1);
+    constexpr int64_t kActRangeBytes = 64 * 1024;
+    return std::max<int64_t>(1, kActRangeBytes / (blocks * rs.R * B * static_cast<int64_t>(sizeof(float))));
+  };
 
   if (w.depthwise_) {
     const RowSplit rs = plans[0].rs;
@@ -310,16 +318,20 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       for (int64_t it = i0; it < i1; ++it) {
         const int64_t u = it / items_per_unit, n = u / CBo, ob = u % CBo;
         const int64_t t0 = (it % items_per_unit) * per_item, t1 = std::min(tiles, t0 + per_item);
-        nchwc_detail::TileRun tr = make_run(rs, lt, t0, t1);
-        tr.x0 = x + n * in_image + ob * ib_stride + x_origin;
-        tr.y0 = y + n * out_image + ob * out_plane;
-        tr.z0 = ep.residual ? ep.residual + (tr.y0 - y) : nullptr;
-        tr.a.w = w.data_.get() + ob * S * B;
-        tr.a.bias = bias + ob * B;
-        tr.last_tile = last_fn;
-        if (run_fn && (last_fn || last_r(rs) == rs.R)) run_fn(tr);
-        else nchwc_detail::run_depthwise_generic(tr, static_cast<int>(ps));
-        finish(tr.y0, 1, rs, t0, t1);
+        const int64_t sub = act_tiles(1, rs, t1 - t0);
+        for (int64_t a0 = t0; a0 < t1; a0 += sub) {
+          const int64_t a1 = std::min(t1, a0 + sub);
+          nchwc_detail::TileRun tr = make_run(rs, lt, a0, a1);
+          tr.x0 = x + n * in_image + ob * ib_stride + x_origin;
+          tr.y0 = y + n * out_image + ob * out_plane;
+          tr.z0 = ep.residual ? ep.residual + (tr.y0 - y) : nullptr;
+          tr.a.w = w.data_.get() + ob * S * B;
+          tr.a.bias = bias + ob * B;
+          tr.last_tile = last_fn;
+          if (run_fn && (last_fn || last_r(rs) == rs.R)) run_fn(tr);
+          else nchwc_detail::run_depthwise_generic(tr, static_cast<int>(ps));
+          finish(tr.y0, 1, rs, a0, a1);
+        }
       }
     };
     const int64_t items = units * items_per_unit;
@@ -343,10 +355,14 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       const int64_t t0 = (it % split) * per, t1 = std::min(tiles, t0 + per);
       if (t0 >= t1) continue;
       const float* w_g = w.data_.get() + g.offset;
-      for (int64_t c0 = 0; c0 < g.nib; c0 += p.chunk) {
+      // With every input block in one chunk, the weights are read once per tile range anyway: a
+      // non-clamp activation then follows each short range while its outputs are still in cache.
+      const int64_t sub = p.chunk >= g.nib ? act_tiles(g.blocks, p.rs, t1 - t0) : t1 - t0;
+      for (int64_t a0 = t0; a0 < t1; a0 += sub)
+      for (int64_t c0 = 0, a1 = std::min(t1, a0 + sub); c0 < g.nib; c0 += p.chunk) {
         for (int64_t o0 = 0; o0 < g.blocks; o0 += p.o) {
           const int64_t o = std::min(p.o, g.blocks - o0);
-          nchwc_detail::TileRun tr = make_run(p.rs, lt, t0, t1);
+          nchwc_detail::TileRun tr = make_run(p.rs, lt, a0, a1);
           tr.a.nib = std::min(p.chunk, g.nib - c0);
           tr.a.x_ib_stride = ib_stride;
           tr.a.w_ib_stride = S * g.blocks * B;
@@ -364,7 +380,7 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
           tr.last_tile = tk && last_r(p.rs) != p.rs.R ? tk->dense(oi, static_cast<int>(last_r(p.rs)), pi) : nullptr;
           if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) run_fn(tr);
           else nchwc_detail::run_generic(tr, oi, pi);
-          if (tr.a.last) finish(tr.y0, o, p.rs, t0, t1);
+          if (tr.a.last) finish(tr.y0, o, p.rs, a0, a1);
         }
       }
     }

@@ -89,9 +89,15 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& y, F&& f, ThreadPool*
           const TA* ra = pa + it.offset(0);
           const TB* rb = pb + it.offset(1);
           TY* ry = py + r * len;
-          if (len == 16 && sa == 1 && sb == 1) {  // 16 lanes: a fixed trip count the compiler unrolls
-            for (int64_t q = 0; q < k; ++q, ra += oa, rb += ob, ry += len)
-              for (int64_t j = 0; j < 16; ++j) ry[j] = f(ra[j], rb[j]);
+          if (len == 16 && sa == 1 && sb == 1) {
+            // 16 lanes: a fixed trip count the compiler unrolls. The lanes go through a local
+            // block: y usually aliases an input here (a dying blocked tensor scaled in place), and
+            // a loop storing straight to y runs scalar when the compiler's overlap check fails.
+            for (int64_t q = 0; q < k; ++q, ra += oa, rb += ob, ry += len) {
+              TY t[16];
+              for (int64_t j = 0; j < 16; ++j) t[j] = f(ra[j], rb[j]);
+              for (int64_t j = 0; j < 16; ++j) ry[j] = t[j];
+            }
           } else {
             for (int64_t q = 0; q < k; ++q, ra += oa, rb += ob, ry += len) row(ra, rb, ry);
           }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "kernels/gemm/gemm.h"
 #include "kernels/nchwc/conv.h"
 #include "kernels/nchwc/nchwc_format.h"
 #include "kernels/nchwc/reorder.h"
@@ -242,6 +243,56 @@ TEST(NchwcConv, TwoThreadsEqualOneBitForBit) {
       run.pool = &two;
       nchwc_conv(pw, s, x.data<float>(), split.data(), ep, run);
       EXPECT_EQ(std::memcmp(serial.data(), split.data(), out * sizeof(float)), 0) << c.what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusor::test
+
+namespace fusor::test {
+namespace {
+
+// A non-clamp activation runs as a pass over short ranges of tiles right after they are computed
+// (dense and depthwise, images far larger than one range): the result equals the conv without
+// activation followed by one pass of the same activation over the whole output, bit for bit.
+TEST(NchwcConv, ActivationPassOverRangesEqualsOnePassAfter) {
+  struct Case {
+    const char* what;
+    int64_t c, k, hw, kernel, group;
+  };
+  const Case cases[] = {{"1x1 56x56 24 -> 144", 24, 144, 56, 1, 1},
+                        {"3x3 depthwise 112x112 x32", 32, 32, 112, 3, 32},
+                        {"3x3 depthwise 57x57 x40 (partial block, short last tile)", 40, 40, 57, 3, 40},
+                        {"3x3 30x30 32 -> 48", 32, 48, 30, 3, 1}};
+  ThreadPool two(2);
+  uint32_t seed = 1900;
+  for (const Case& c : cases) {
+    const int64_t pad = c.kernel / 2, icg = c.c / c.group;
+    const Tensor x = to_blocked(rnd({1, c.c, c.hw, c.hw}, seed++)), w = rnd({c.k, icg, c.kernel, c.kernel}, seed++);
+    const Tensor b = rnd({c.k}, seed++);
+    NchwcConvWeights pw(w.data<float>(), c.k, icg, c.kernel, c.kernel, c.group, false, 16);
+    Conv2dShape s;
+    s.in_c = c.c, s.in_h = s.in_w = c.hw, s.out_c = c.k, s.out_h = s.out_w = c.hw, s.group = c.group;
+    s.k_h = s.k_w = c.kernel, s.pad_t = s.pad_l = s.pad_b = s.pad_r = pad;
+    const int64_t blocks = (c.k + 15) / 16, plane = c.hw * c.hw * 16;
+    const size_t out = static_cast<size_t>(blocks * plane);
+    for (Activation act : {Activation::Sigmoid, Activation::SiLU, Activation::Gelu}) {
+      Epilogue ep;
+      ep.bias = b.data<float>();
+      ep.bias_axis = BiasAxis::PerRow;
+      std::vector<float> want(out), got(out), got2(out);
+      nchwc_conv(pw, s, x.data<float>(), want.data(), ep);
+      Epilogue post;
+      post.act.kind = act;
+      apply_epilogue(want.data(), plane, blocks, plane, post, pw.isa());
+      ep.act.kind = act;
+      nchwc_conv(pw, s, x.data<float>(), got.data(), ep);
+      GemmRun run;
+      run.pool = &two;
+      nchwc_conv(pw, s, x.data<float>(), got2.data(), ep, run);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), out * sizeof(float)), 0) << c.what;
+      EXPECT_EQ(std::memcmp(want.data(), got2.data(), out * sizeof(float)), 0) << c.what << " (2 threads)";
     }
   }
 }
