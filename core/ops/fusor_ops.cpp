@@ -86,9 +86,10 @@ const std::vector<FusorOpSpec> kSpecs = {
      "NCHW X [N, C, H, W] to its blocked form [N, ceil(C / block), H, W, block]; padding lanes 0.", "to_nchwc"},
     {"ReorderFromNchwc", "X:T", "Y:T", "T=float", "channels:int!",
      "Blocked X [N, CB, H, W, B] back to NCHW [N, channels, H, W] (padding lanes dropped).", "from_nchwc"},
-    {"NchwcConv", "X:T W:T B?:T Z?:T", "Y:T", "T=float", CONV_ATTRS " " ACTIVATION " block:int=16",
+    {"NchwcConv", "X:T W:T B?:T Z?:T S?:T", "Y:T", "T=float", CONV_ATTRS " " ACTIVATION " block:int=16",
      "FusedConv on blocked data: X blocked [N, CB, H, W, block] (or plain NCHW [N, C, H, W], for "
-     "few input channels), Z and Y blocked; W stays OIHW.", "nchwc_conv"},
+     "few input channels), Z and Y blocked; W stays OIHW. With S [N, CB, 1, 1, block] (blocked X "
+     "only), the conv reads X * S: each image's input channels scaled (a squeeze-excite scale).", "nchwc_conv"},
     {"NchwcAffine", "X:T Scale:T Shift:T", "Y:T", "T=float", ACTIVATION,
      "act(X * Scale[c] + Shift[c]) on each channel c of blocked X [N, CB, H, W, B]; Scale and Shift are "
      "vectors of the C channels (CB = ceil(C / B)), padding lanes get act(0). An inference "

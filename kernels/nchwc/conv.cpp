@@ -74,6 +74,7 @@ NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_p
   if (depthwise_) {
     steps_ = taps;
     const size_t n = static_cast<size_t>(CBo * taps * B);
+    packed_size_ = static_cast<int64_t>(n);
     data_ = pp.get("w.nchwc.B" + std::to_string(B) + ".dw", n * sizeof(float), [&](void* dst) {
                 float* d = static_cast<float*>(dst);
                 std::fill(d, d + n, 0.0f);
@@ -108,6 +109,7 @@ NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_p
     total += g.nib * steps_ * g.blocks * B;
     groups_.push_back(g);
   }
+  packed_size_ = total;
   const std::string name = "w.nchwc.B" + std::to_string(B) + ".O" + std::to_string(pack_blocks()) +
                            (plain_input ? ".plain" : "");
   data_ = pp.get(name, static_cast<size_t>(total) * sizeof(float), [&](void* dst) {
@@ -129,6 +131,23 @@ NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_p
                           }
                       }
             }).share<float>();
+}
+
+NchwcConvWeights NchwcConvWeights::with_input_scale(const float* scale, float* dst) const {
+  if (depthwise_) throw_internal("NchwcConvWeights::with_input_scale: depthwise weights");
+  NchwcConvWeights r = *this;
+  const int64_t B = block_, L = plain_ ? in_c() : B, C = in_c();
+  const float* src = data_.get();
+  for (const PackGroup& g : groups_)
+    for (int64_t ib = 0; ib < g.nib; ++ib)
+      for (int64_t st = 0; st < steps_; ++st) {
+        const int64_t l = st % L, ic = plain_ ? l : (g.ib0 + ib) * B + l;
+        const float k = ic < C ? scale[ic] : 0.0f;
+        const int64_t at = g.offset + (ib * steps_ + st) * g.blocks * B;
+        for (int64_t j = 0; j < g.blocks * B; ++j) dst[at + j] = src[at + j] * k;
+      }
+  r.data_ = std::shared_ptr<const float>(dst, [](const float*) {});
+  return r;
 }
 
 void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x, float* y, const Epilogue& ep,

@@ -54,6 +54,15 @@ class NchwcConvWeights {
   bool plain_input() const { return plain_; }
   bool depthwise() const { return depthwise_; }
   Isa isa() const { return isa_; }
+  // Floats in the packed buffer.
+  int64_t packed_size() const { return packed_size_; }
+
+  // The same weights with every input channel c scaled by scale[c] (scale: in_c() values, more may
+  // follow), packed into dst (packed_size() floats, which the copy views: dst must outlive it):
+  // conv(X * scale[c], W) computed as conv(X, W * scale[c]), a squeeze-excite scale folded into the
+  // next conv. Channels past in_c() (zero weights) stay zero whatever scale holds there. Not for
+  // depthwise weights (Internal error).
+  NchwcConvWeights with_input_scale(const float* scale, float* dst) const;
 
   struct PackGroup {
     int64_t ob0 = 0, blocks = 0;  // output blocks [ob0, ob0 + blocks)
@@ -68,6 +77,7 @@ class NchwcConvWeights {
   bool plain_ = false, depthwise_ = false;
   Isa isa_ = Isa::Scalar;
   int64_t steps_ = 0;  // steps per input block: k_w * k_h * lanes (lanes: B, or C for plain input)
+  int64_t packed_size_ = 0;
   std::vector<PackGroup> groups_;
   std::shared_ptr<const float> data_;  // the packed floats (a prepacked buffer)
 };

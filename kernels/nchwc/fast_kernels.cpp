@@ -76,11 +76,12 @@ class FastConv : public FastKernel {
     const Tensor& w = required_input(ctx, 1);
     const Tensor* b = optional_input(ctx, 2);
     const Tensor* z = optional_input(ctx, 3);
+    const Tensor* sc = optional_input(ctx, 4);
     const bool plain = x.rank() == 4;
     if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || w.rank() != 4 ||
         (b && b->dtype() != DataType::Float) || (z && !blocked_float(*z)) || (!plain && !blocked_float(x)) ||
         (!plain && x.dim(4) != block_) || (plain && attrs_.group != 1) || (block_ != 8 && block_ != 16) ||
-        w.dim(3) > kNchwcMaxKernelW)
+        w.dim(3) > kNchwcMaxKernelW || (sc && (plain || !blocked_float(*sc) || sc->dim(4) != block_)))
       return fallback_->compute(ctx);
     const int64_t in_c = w.dim(1) * attrs_.group;
     if (!plain && nchwc_blocks(in_c, block_) != x.dim(1))
@@ -102,7 +103,24 @@ class FastConv : public FastKernel {
     ep.bias_axis = b ? BiasAxis::PerRow : BiasAxis::None;
     ep.residual = z ? z->data<float>() : nullptr;
     ep.act = act_;
-    nchwc_conv(*pw, conv2d_shape(p), x.data<float>(), y.data<float>(), ep, gemm_run(ctx));
+    if (!sc) return nchwc_conv(*pw, conv2d_shape(p), x.data<float>(), y.data<float>(), ep, gemm_run(ctx));
+    // X scaled per image and input channel by S (squeeze-excite): the weights are scaled instead,
+    // once per image (the rule folding the Mul here asks for fewer weights than X has values).
+    const Shape want_s{x.dim(0), x.dim(1), 1, 1, block_};
+    if (sc->shape() != want_s)
+      throw_bad_input(where_ + ": input scale S has shape " + shape_str(sc->shape()) + ", expected " + shape_str(want_s));
+    if (pw->depthwise()) return fallback_->compute(ctx);
+    const GemmRun run = gemm_run(ctx);
+    float* scaled = static_cast<float*>(ctx.scratch(static_cast<size_t>(pw->packed_size()) * sizeof(float)));
+    Conv2dShape one = conv2d_shape(p);
+    one.batch = 1;
+    const int64_t in_image = x.numel() / x.dim(0), out_image = y.numel() / y.dim(0), s_image = x.dim(1) * block_;
+    for (int64_t n = 0; n < x.dim(0); ++n) {
+      const NchwcConvWeights wn = pw->with_input_scale(sc->data<float>() + n * s_image, scaled);
+      Epilogue en = ep;
+      if (z) en.residual = z->data<float>() + n * out_image;
+      nchwc_conv(wn, one, x.data<float>() + n * in_image, y.data<float>() + n * out_image, en, run);
+    }
   }
 
  private:

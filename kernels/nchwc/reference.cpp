@@ -100,7 +100,8 @@ class RefConv : public Kernel {
         block_(block_attr(info.n())),
         group_(WindowAttrs::parse(info.n(), WindowKind::Conv).group),
         conv_("Conv", 3, strip(fused::attrs_without_activation(info.n()))),
-        add_("Add", 2) {}
+        add_("Add", 2),
+        mul_("Mul", 2) {}
 
   void compute(KernelContext& ctx) override {
     const Tensor& x_in = float_input(ctx, 0);
@@ -108,12 +109,20 @@ class RefConv : public Kernel {
     const Tensor* b = optional_input(ctx, 2);
     const Tensor* z_in = optional_input(ctx, 3);
     if (w.rank() != 4) throw_bad_input(ctx.where() + ": W must have rank 4 (M, C/group, kh, kw), got " + shape_str(w.shape()));
+    const Tensor* s = optional_input(ctx, 4);
     Tensor x = x_in;
-    if (x_in.rank() == 5) {
-      if (x_in.dim(4) != block_)
-        throw_bad_input(ctx.where() + ": X has block " + std::to_string(x_in.dim(4)) + ", the node's block is " +
+    if (s) {  // X scaled per image and input channel, in its blocked form
+      const Shape want{x_in.rank() == 5 ? x_in.dim(0) : -1, x_in.rank() == 5 ? x_in.dim(1) : -1, 1, 1, block_};
+      if (x_in.rank() != 5 || s->shape() != want)
+        throw_bad_input(ctx.where() + ": input scale S " + shape_str(s->shape()) + " needs blocked X and the shape [N, CB, 1, 1, " +
+                        std::to_string(block_) + "], X is " + shape_str(x_in.shape()));
+      x = mul_.run1(ctx, {&x_in, s});
+    }
+    if (x.rank() == 5) {
+      if (x.dim(4) != block_)
+        throw_bad_input(ctx.where() + ": X has block " + std::to_string(x.dim(4)) + ", the node's block is " +
                         std::to_string(block_));
-      x = plain_of(x_in, blocked_shape(x_in, w.dim(1) * group_, ctx.where()));
+      x = plain_of(x, blocked_shape(x, w.dim(1) * group_, ctx.where()));
     } else if (x_in.rank() != 4) {
       throw_bad_input(ctx.where() + ": X must be blocked (rank 5) or NCHW (rank 4), got " + shape_str(x_in.shape()));
     }
@@ -137,7 +146,7 @@ class RefConv : public Kernel {
   ActivationSpec act_;
   int64_t block_;
   int64_t group_;
-  InnerOp conv_, add_;
+  InnerOp conv_, add_, mul_;
 };
 
 // Y = act(X * Scale[c] + Shift[c]) on each real channel c, element by element; zeros in the padding

@@ -4,7 +4,9 @@
 // shorter than a tile, each ISA), reorders and pools.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/nchwc/conv.h"
@@ -294,6 +296,47 @@ TEST(NchwcConv, ActivationPassOverRangesEqualsOnePassAfter) {
       EXPECT_EQ(std::memcmp(want.data(), got.data(), out * sizeof(float)), 0) << c.what;
       EXPECT_EQ(std::memcmp(want.data(), got2.data(), out * sizeof(float)), 0) << c.what << " (2 threads)";
     }
+  }
+}
+
+}  // namespace
+}  // namespace fusor::test
+
+namespace fusor::test {
+namespace {
+
+// Weights scaled per input channel (a squeeze-excite scale folded into the next conv) compute the
+// conv of the scaled input: dense and grouped, 1x1 and 3x3, a partial last input block (whose
+// padding lanes of the scale hold garbage that must not reach the output).
+TEST(NchwcConv, InputScaleFoldedIntoWeightsEqualsScaledInput) {
+  struct Case {
+    const char* what;
+    int64_t c, k, hw, kernel, group;
+  };
+  const Case cases[] = {{"1x1 14x14 40 -> 24", 40, 24, 14, 1, 1},
+                        {"3x3 9x9 32 -> 48", 32, 48, 9, 3, 1},
+                        {"1x1 grouped 8x8 64 -> 64 (4 groups)", 64, 64, 8, 1, 4}};
+  uint32_t seed = 2900;
+  for (const Case& c : cases) {
+    const int64_t pad = c.kernel / 2, icg = c.c / c.group, cb = (c.c + 15) / 16;
+    const Tensor xp = rnd({1, c.c, c.hw, c.hw}, seed++), w = rnd({c.k, icg, c.kernel, c.kernel}, seed++);
+    std::vector<float> scale(static_cast<size_t>(cb * 16), std::numeric_limits<float>::quiet_NaN());
+    const Tensor sv = rnd({c.c}, seed++);
+    for (int64_t i = 0; i < c.c; ++i) scale[i] = sv.data<float>()[i];
+    Tensor xs = xp.clone();
+    for (int64_t ch = 0; ch < c.c; ++ch)
+      for (int64_t p = 0; p < c.hw * c.hw; ++p) xs.data<float>()[ch * c.hw * c.hw + p] *= scale[ch];
+    NchwcConvWeights pw(w.data<float>(), c.k, icg, c.kernel, c.kernel, c.group, false, 16);
+    Conv2dShape s;
+    s.in_c = c.c, s.in_h = s.in_w = c.hw, s.out_c = c.k, s.out_h = s.out_w = c.hw, s.group = c.group;
+    s.k_h = s.k_w = c.kernel, s.pad_t = s.pad_l = s.pad_b = s.pad_r = pad;
+    const size_t out = static_cast<size_t>((c.k + 15) / 16 * 16 * c.hw * c.hw);
+    std::vector<float> want(out), got(out), packed(static_cast<size_t>(pw.packed_size()));
+    nchwc_conv(pw, s, to_blocked(xs).data<float>(), want.data());
+    const NchwcConvWeights scaled = pw.with_input_scale(scale.data(), packed.data());
+    nchwc_conv(scaled, s, to_blocked(xp).data<float>(), got.data());
+    for (size_t i = 0; i < out; ++i)
+      ASSERT_NEAR(want[i], got[i], 1e-5f * (1.0f + std::abs(want[i]))) << c.what << " at " << i;
   }
 }
 
