@@ -11,6 +11,7 @@
 // FUSOR_ISA, FUSOR_GEMM_TILE and FUSOR_GEMM_BLOCK=mc,nc,kc select paths for tuning.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <vector>
@@ -89,6 +90,24 @@ void BM_Fusor2Threads(benchmark::State& st) {
   report(st, M, N, K);
 }
 
+// As Fusor, but each call uses the next of enough distinct B matrices (> 48 MiB in all) that B
+// comes from memory, not from L2 or L3: a model's weights between two uses of one layer.
+void BM_FusorColdB(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  auto A = rnd(M * K), B = rnd(K * N);
+  std::vector<float> C(M * N);
+  const int64_t copies = std::max<int64_t>(2, (48 << 20) / (K * N * 4) + 1);
+  std::vector<PackedB> pbs;
+  for (int64_t i = 0; i < copies; ++i) pbs.emplace_back(MatrixRef{B.data(), N}, K, N);
+  size_t i = 0;
+  for (auto _ : st) {
+    gemm(M, MatrixRef{A.data(), K}, pbs[i], C.data(), N);
+    i = (i + 1) % pbs.size();
+    benchmark::ClobberMemory();
+  }
+  report(st, M, N, K);
+}
+
 #ifdef FUSOR_HAVE_DNNL
 void BM_Dnnl(benchmark::State& st) {
   const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
@@ -150,6 +169,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Fusor)->Apply(shapes);
+BENCHMARK(BM_FusorColdB)->Apply(transformer_s128_shapes)->Unit(benchmark::kMicrosecond);
 #ifdef FUSOR_HAVE_DNNL
 BENCHMARK(BM_Dnnl)->Apply(shapes);
 #endif

@@ -163,6 +163,24 @@ PackedB::PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector
             }).share<float>();
 }
 
+namespace {
+
+// Panels packed for one call into memory the call owns (not a kept operand).
+struct WholePacked : PackedMatrix {
+  WholePacked(float* d, Isa isa, int64_t rows, int64_t cols, int64_t stride) {
+    data_ = std::shared_ptr<const float>(d, [](const float*) {});
+    isa_ = isa;
+    rows_ = rows;
+    cols_ = cols;
+    panel_stride_ = stride;
+  }
+};
+
+// The largest A (floats, padded to whole panels) packed whole to be shared by the threads.
+constexpr int64_t kShareAMaxFloats = int64_t{1} << 20;
+
+}  // namespace
+
 void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep, std::optional<Isa> isa) {
   if (rows <= 0 || cols <= 0 || ep.trivial()) return;
   gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa())).apply_epilogue(c, ldc, rows, cols, ep);
@@ -190,6 +208,11 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
   // side whole so the on-the-fly side is packed once (implicit im2col).
   int64_t mc = std::min(round_up(M, mr), ks.mc), nc = std::min(round_up(N, nr), ks.nc);
   if (A.packed && !B.packed) mc = round_up(M, mr);
+  // Several threads over two packed operands (A packed whole below, B a weight): one row block of
+  // up to 2 mc rows (the threads split the columns; a B panel then serves every row), else row
+  // blocks of equal size (128 rows in 126 + 2 left 2-row tasks as some threads' share).
+  if (threads > 1 && A.packed && B.packed)
+    mc = round_up(M, mr) <= 2 * ks.mc ? round_up(M, mr) : round_up(ceil_div(M, ceil_div(M, ks.mc)), mr);
   if (B.packed && !A.packed && N <= 2 * ks.nc) nc = round_up(N, nr);
   // Enough blocks for the threads (twice as many, for balance), without going below one tile.
   while (threads > 1 && ceil_div(M, mc) * ceil_div(N, nc) < 2 * threads) {
@@ -215,12 +238,6 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
     mblocks = ceil_div(M, mc);
     nblocks = ceil_div(N, nc);
   }
-  // A task is one row block and a group of column blocks. A packed on the fly is packed once per
-  // task and k block, so a task spans all column blocks when there are enough row blocks to keep
-  // the threads busy.
-  const int64_t group = row_tasks ? nblocks : 1;
-  const int64_t ngroups = ceil_div(nblocks, group), tasks = mblocks * ngroups;
-  const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
   // A read in place: packing an A panel costs about as much as a few of its tiles, so when the
   // tiles per panel are few (N within kDirectMaxTiles register tiles) the kernel broadcasts from
   // A's rows. convnext_tiny's 3136 x 384 -> 96 projection: 1.60-1.86 ms packed, 1.19-1.24 direct
@@ -231,6 +248,31 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
   constexpr int64_t kDirectMaxTiles = 8, kDirectMinK = 384;
   const bool direct = !A.packed && A.rows.data && !A.rows.trans && ceil_div(N, nr) <= kDirectMaxTiles &&
                       K >= kDirectMinK && A.rows.ld % 1024 != 0;
+  // Several tasks on the same rows would each pack the same A panels (bert's 128-row projections
+  // at 2 threads: 6 tasks packed A 6 times, 1.42x of one thread on 128 x 1536 x 384): pack A
+  // whole once, the threads splitting its panels, and run on the packed A.
+  const int64_t a_whole = round_up(M, mr) * K;
+  if (threads > 1 && !row_tasks && !A.packed && A.pack && nblocks > 1 && !direct &&
+      a_whole <= kShareAMaxFloats) {
+    Workspace ws;
+    float* pa = ws.get(run, static_cast<size_t>(a_whole));
+    const int64_t panels = ceil_div(M, mr);
+    run.pool->parallel_for(panels, [&](int64_t p0, int64_t p1) {
+      const int64_t i0 = p0 * mr;
+      A.pack(i0, std::min(M, p1 * mr) - i0, 0, K, pa + p0 * K * mr);
+    }, ceil_div(panels, threads));
+    const WholePacked whole(pa, ks.isa, M, K, K * mr);
+    PanelSource packed_a;
+    packed_a.packed = &whole;
+    gemm_panels(isa, M, N, K, packed_a, B, C, ldc, ep, run);
+    return;
+  }
+  // A task is one row block and a group of column blocks. A packed on the fly is packed once per
+  // task and k block, so a task spans all column blocks when there are enough row blocks to keep
+  // the threads busy.
+  const int64_t group = row_tasks ? nblocks : 1;
+  const int64_t ngroups = ceil_div(nblocks, group), tasks = mblocks * ngroups;
+  const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
   const size_t a_floats = A.packed || direct ? 0 : static_cast<size_t>(round_up(mc, mr) * kc);
   const size_t b_floats = B.packed ? 0 : static_cast<size_t>(round_up(nc, nr) * kc);
   const size_t per_slot = round_up(static_cast<int64_t>(a_floats + b_floats), 16);
@@ -357,15 +399,6 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
   const MatrixRef bt = B.transposed();
   b.pack = [&](int64_t j0, int64_t n, int64_t k0, int64_t kc, float* dst) { pack_panels(bt, j0, n, k0, kc, ks.nr, dst); };
   if (M > ks.mc && K > 0) {
-    struct Whole : PackedMatrix {
-      Whole(float* d, Isa isa, int64_t K, int64_t N, int64_t stride) {
-        data_ = std::shared_ptr<const float>(d, [](const float*) {});
-        isa_ = isa;
-        rows_ = K;
-        cols_ = N;
-        panel_stride_ = stride;
-      }
-    };
     Workspace ws;
     const int64_t panels = ceil_div(N, ks.nr);
     float* d = ws.get(run, static_cast<size_t>(panels * K * ks.nr));
@@ -375,7 +408,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
     };
     if (run.pool) run.pool->parallel_for_cost(panels, 0.25 * static_cast<double>(K * ks.nr), pack_range);
     else pack_range(0, panels);
-    Whole whole(d, ks.isa, K, N, K * ks.nr);
+    const WholePacked whole(d, ks.isa, K, N, K * ks.nr);
     PanelSource pb;
     pb.packed = &whole;
     gemm_panels(isa, M, N, K, a, pb, C, ldc, ep, run);

@@ -166,6 +166,49 @@ TEST(GemmCore, DirectAEqualsPackedABitForBit) {
     }
 }
 
+// A of a few row blocks under several threads is packed once, whole, and shared (gemm.cpp): the
+// threads' results equal one thread's bit for bit (same k blocks, same order of sums), and the
+// product is right (transposed A, a row count that is not a whole number of panels, residual).
+TEST(GemmCore, ThreadsSharingOnePackedAEqualOneThread) {
+  struct Shape {
+    int64_t M, N, K;
+    bool ta;
+  };
+  const Shape shapes[] = {{128, 1536, 384, false}, {128, 384, 384, true}, {197, 576, 192, false},
+                          {131, 530, 40, true},    {300, 200, 100, false}};
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (Isa isa : runnable_isas())
+      for (const Shape& s : shapes) {
+        Operand A = make_operand(s.M, s.K, s.ta, 31), B = make_operand(s.K, s.N, false, 32);
+        const std::vector<float> bias = random_vec(s.N, 33), res = random_vec(s.M * s.N, 34);
+        const PackedB pb(B.ref, s.K, s.N, isa);
+        Epilogue ep;
+        ep.bias = bias.data();
+        ep.bias_axis = BiasAxis::PerColumn;
+        ep.residual = res.data();
+        ep.residual_ld = s.N;
+        ep.act = ActivationSpec::of(Activation::Gelu);
+        GemmRun one;
+        one.isa = isa;
+        GemmRun many = one;
+        many.pool = &pool;
+        const std::string what = describe(Case{s.M, s.N, s.K, s.ta, false}, isa) + " threads " + std::to_string(threads);
+        std::vector<float> c1(s.M * s.N), cn(s.M * s.N, 7.0f), u1(s.M * s.N), un(s.M * s.N, 7.0f);
+        gemm(s.M, A.ref, pb, c1.data(), s.N, ep, one);
+        gemm(s.M, A.ref, pb, cn.data(), s.N, ep, many);
+        gemm(s.M, s.N, s.K, A.ref, B.ref, u1.data(), s.N, ep, one);
+        gemm(s.M, s.N, s.K, A.ref, B.ref, un.data(), s.N, ep, many);
+        for (int64_t i = 0; i < s.M * s.N; ++i) {
+          ASSERT_EQ(c1[i], cn[i]) << what << " packed B at " << i;
+          ASSERT_EQ(u1[i], un[i]) << what << " B packed in the call at " << i;
+        }
+        Expected want = reference(Case{s.M, s.N, s.K, s.ta, false}, A.ref, B.ref, ep);
+        EXPECT_TRUE(all_close(cn.data(), want.value, 2e-6, 2e-6, &want.magnitude)) << what;
+      }
+  }
+}
+
 TEST(GemmCore, StandaloneEpilogueMatchesScalarDefinition) {
   // Inputs over the range where the approximations of exp/erf/tanh matter, both signs.
   const int64_t rows = 3, cols = 37, ld = 40;
