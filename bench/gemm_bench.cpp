@@ -211,6 +211,21 @@ void BM_EpilogueSeparate(benchmark::State& st) { epilogue_case(st, false); }
 // act 0 = Relu, 1 = GELU; shapes: a 1x1 conv (big C, small K), a transformer FFN, convnext_tiny's
 // first MLP expansion.
 #define EPILOGUE_SHAPES ->Args({3136, 64, 64, 0})->Args({3136, 64, 64, 1})->Args({128, 3072, 768, 1})->Args({3136, 384, 96, 1})->Unit(benchmark::kMicrosecond)
+// The activation pass alone (in place over a rows x cols C in L2): what a GELU costs beside its
+// GEMM (bert's FFN up-projection output, 128 x 1536). act as above.
+void BM_ActivationPass(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1);
+  auto C = rnd(M * N);
+  Epilogue ep;
+  ep.act = ActivationSpec::of(st.range(2) ? Activation::Gelu : Activation::Relu);
+  for (auto _ : st) {
+    apply_epilogue(C.data(), N, M, N, ep);
+    benchmark::ClobberMemory();
+  }
+  st.counters["ns_per_value"] = benchmark::Counter(static_cast<double>(M * N) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ActivationPass)->Args({128, 1536, 1})->Args({197, 768, 1})->Args({128, 1536, 0})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EpilogueFused) EPILOGUE_SHAPES;
 BENCHMARK(BM_EpilogueSeparate) EPILOGUE_SHAPES;
 
