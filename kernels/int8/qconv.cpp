@@ -122,10 +122,10 @@ void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, i
     const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
     rows[kh] = ih < 0 || ih >= s.in_h ? nullptr : x + (n * s.in_h + ih) * s.in_w * C;
   }
-  for (int64_t j = 0; j < cnt; ++j, dst += kp) {
+  auto general = [&](int64_t j) {
     const int64_t ow = ow0 + j, iw0 = ow * s.stride_w - s.pad_l;
     const bool inside = ow >= lo && ow < hi;
-    uint8_t* d = dst;
+    uint8_t* d = dst + j * kp;
     for (int64_t kh = 0; kh < s.k_h; ++kh, d += run) {
       if (!rows[kh]) {
         fill_bytes(d, pad, run);
@@ -137,7 +137,29 @@ void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, i
         copy_bytes(d, rows[kh] + iw0 * C, run);
       }
     }
+  };
+  // Pixels [j_lo, j_hi) have every tap inside and every read within X (the last kernel row's is
+  // the furthest): the moves alone, in a loop with nothing to test or reload.
+  const int64_t k_h = s.k_h, step = s.stride_w * C;
+  bool all_rows = true;
+  for (int64_t kh = 0; kh < k_h; ++kh) all_rows = all_rows && rows[kh];
+  int64_t j_lo = 0, j_hi = 0;
+  if (all_rows) {
+    j_lo = std::clamp<int64_t>(lo - ow0, 0, cnt);
+    j_hi = std::clamp<int64_t>(hi - ow0, j_lo, cnt);
+    while (j_hi > j_lo && rows[k_h - 1] + ((ow0 + j_hi - 1) * s.stride_w - s.pad_l) * C + W > x_end) --j_hi;
   }
+  for (int64_t j = 0; j < j_lo; ++j) general(j);
+  if (j_hi > j_lo) {
+    const int64_t off0 = ((ow0 + j_lo) * s.stride_w - s.pad_l) * C;
+    uint8_t* d = dst + j_lo * kp;
+    int64_t off = off0;
+    for (int64_t j = j_lo; j < j_hi; ++j, d += kp, off += step) {
+      uint8_t* dd = d;
+      for (int64_t kh = 0; kh < k_h; ++kh, dd += run) std::memcpy(dd, rows[kh] + off, W);
+    }
+  }
+  for (int64_t j = j_hi; j < cnt; ++j) general(j);
 }
 
 // im2col rows of pixels ow0 .. ow0 + cnt - 1 of output row (n, oh), channels [c0, c0 + Cg), into
