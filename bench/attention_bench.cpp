@@ -45,7 +45,10 @@ void BM_Flash(benchmark::State& st) {
   const int64_t e = heads * d;
   auto q = rnd(s * e, 1), k = rnd(s * e, 2), v = rnd(s * e, 3);
   std::vector<float> y(s * e);
-  std::vector<char> scratch;
+  // Each request of a call gets its own block (as KernelContext::scratch does): one shared block
+  // put the threads' workspaces over the K^T copy they read (2 threads no faster than one).
+  std::vector<std::vector<char>> scratch;
+  size_t used = 0;
   ThreadPool pool(threads);
   fused::AttnProblem p;
   p.batch = 1, p.heads = heads, p.sq = s, p.sk = s, p.d = d, p.dv = d;
@@ -56,11 +59,14 @@ void BM_Flash(benchmark::State& st) {
   p.scale = 0.125f;
   p.causal = causal;
   const Isa isa = active_isa();
-  auto get = [&scratch](size_t bytes) {
-    if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
-    return static_cast<void*>(reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63)));
+  auto get = [&scratch, &used](size_t bytes) {
+    if (used == scratch.size()) scratch.emplace_back();
+    std::vector<char>& b = scratch[used++];
+    if (b.size() < bytes + 64) b.resize(bytes + 64);
+    return static_cast<void*>(reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(b.data()) + 63) & ~uintptr_t(63)));
   };
   for (auto _ : st) {
+    used = 0;
     fused::flash_attention(p, pool, get, isa);
     benchmark::ClobberMemory();
   }
