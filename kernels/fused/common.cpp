@@ -25,6 +25,7 @@ void register_fused_kernels(KernelRegistry& r) {
   fused::register_fused_attention_kernels(r);
   fused::register_fused_multi_head_attention_kernels(r);
   fused::register_fused_pool_kernels(r);
+  fused::register_onnx_activation_kernels(r);
 }
 
 }  // namespace fusor

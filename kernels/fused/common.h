@@ -37,5 +37,6 @@ void register_fused_norm_kernels(KernelRegistry& r);
 void register_fused_attention_kernels(KernelRegistry& r);
 void register_fused_multi_head_attention_kernels(KernelRegistry& r);
 void register_fused_pool_kernels(KernelRegistry& r);
+void register_onnx_activation_kernels(KernelRegistry& r);
 
 }  // namespace fusor::fused

@@ -39,7 +39,7 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
     reg small = V::mul(p, x);
     return V::lt_select(ax, V::set1(0.0625f), small, big);
   } else if constexpr (K == Activation::HardSigmoid) {
-    return V::min(V::max(V::fma(x, V::set1(alpha), V::set1(beta)), V::zero()), V::set1(1.0f));
+    return V::min(V::set1(1.0f), V::max(V::zero(), V::fma(x, V::set1(alpha), V::set1(beta))));  // NaN stays NaN
   } else if constexpr (K == Activation::HardSwish) {
     reg g = V::min(V::max(V::fma(x, V::set1(1.0f / 6), V::set1(0.5f)), V::zero()), V::set1(1.0f));
     return V::mul(x, g);

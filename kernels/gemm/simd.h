@@ -22,9 +22,10 @@
 namespace fusor::FUSOR_SIMD_NS {
 
 // exp(x) for x clamped to [-87.3, 88.7]: 2^n * p(r), r = x - n ln2, |r| <= ln2 / 2, p of degree 6
-// (relative error about 2e-7).
+// (relative error about 2e-7). The clamp keeps NaN (max and min return their second operand when
+// one is NaN), so NaN in gives NaN out, not exp of a bound.
 #define FUSOR_EXP_BODY(V, x)                                                               \
-  x = V::min(V::max(x, V::set1(-87.3f)), V::set1(88.7f));                                  \
+  x = V::min(V::set1(88.7f), V::max(V::set1(-87.3f), x));                                  \
   reg n = V::round(V::mul(x, V::set1(1.44269504088896341f)));                              \
   reg r = V::fma(n, V::set1(-0.693145751953125f), x);                                      \
   r = V::fma(n, V::set1(-1.428606765330187045e-06f), r);                                   \

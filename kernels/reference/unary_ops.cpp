@@ -127,7 +127,8 @@ struct HardSigmoidOp {
   explicit HardSigmoidOp(const KernelInfo& i)
       : alpha(i.n().attr_float("alpha", 0.2f)), beta(i.n().attr_float("beta", 0.5f)) {}
   template <class T> T operator()(T x) const {
-    return std::max(T(0), std::min(T(1), static_cast<T>(alpha) * x + static_cast<T>(beta)));
+    const T v = static_cast<T>(alpha) * x + static_cast<T>(beta);
+    return v < T(0) ? T(0) : v > T(1) ? T(1) : v;  // NaN stays NaN
   }
 };
 struct ThresholdedReluOp {

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+
+#include <cmath>
 #include <cstdlib>
 
 #include "tests/kernels/fused_test_util.h"
@@ -119,6 +122,34 @@ TEST(FusedActivations, FastAndReferenceMatchTheWrittenOutForms) {
     for (const auto& c : cases) {
       EXPECT_TRUE(near(fused(c.op, c.ins, c.attrs, "reference"), c.want, 1e-5)) << c.op << " " << shape_str(s);
       EXPECT_TRUE(near(fused(c.op, c.ins, c.attrs, "fast"), c.want, 1e-5)) << c.op << " " << shape_str(s);
+    }
+  }
+}
+
+// ONNX's activation ops on their fast kernel (the vectorized epilogue) against their reference
+// kernel (scalar library calls): several chunks of 4096 and a ragged end, NaN and the tails.
+TEST(OnnxActivations, FastMatchesReference) {
+  Tensor x = rnd({3, 5, 1111}, 90, -12.0f, 12.0f);
+  x.data<float>()[7] = std::numeric_limits<float>::quiet_NaN();
+  x.data<float>()[8] = 95.0f, x.data<float>()[9] = -95.0f, x.data<float>()[10] = 0.0f;
+  const std::vector<std::pair<const char*, std::vector<Attribute>>> cases = {
+      {"Sigmoid", {}},
+      {"Tanh", {}},
+      {"HardSwish", {}},
+      {"HardSigmoid", {Attribute::make_float("alpha", 0.3f), Attribute::make_float("beta", 0.4f)}},
+      {"LeakyRelu", {Attribute::make_float("alpha", 0.07f)}},
+  };
+  for (const auto& [op, attrs] : cases) {
+    const Tensor want = run_node(OpType("", op), {x}, attrs, "reference", 1, {}, 17)[0];
+    const Tensor got = run_node(OpType("", op), {x}, attrs, "fast", 1, {}, 17)[0];
+    ASSERT_EQ(got.shape(), want.shape()) << op;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const float g = got.data<float>()[i], w = want.data<float>()[i];
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(g)) << op << " at " << i;
+        continue;
+      }
+      EXPECT_NEAR(g, w, 2e-6 * (1 + std::fabs(w))) << op << " at " << i << " x=" << x.data<float>()[i];
     }
   }
 }

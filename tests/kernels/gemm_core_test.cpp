@@ -2,7 +2,9 @@
 // tails of every block size, prepacked operands, threads, and every epilogue.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <mutex>
 
@@ -234,6 +236,24 @@ TEST(GemmCore, StandaloneEpilogueMatchesScalarDefinition) {
       EXPECT_TRUE(all_close(got.data(), want, 1e-6, 2e-6)) << isa_name(isa) << " " << activation_name(act.kind);
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = cols; j < ld; ++j) EXPECT_EQ(y[i * ld + j], x[i * ld + j]) << "wrote past cols";
+    }
+}
+
+// NaN in gives NaN out for every activation but the clamps (Relu and Clip keep their bounds): the
+// exp under Sigmoid, SiLU, Tanh and GELU once clamped a NaN argument to one of its bounds and
+// returned a finite number, and HardSigmoid's clamp returned 0.
+TEST(GemmCore, EpilogueKeepsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x(40, nan);
+  for (Isa isa : runnable_isas())
+    for (Activation k : {Activation::Sigmoid, Activation::SiLU, Activation::Tanh, Activation::Gelu,
+                         Activation::GeluTanh, Activation::HardSwish, Activation::HardSigmoid, Activation::LeakyRelu}) {
+      Epilogue ep;
+      ep.act = ActivationSpec::of(k);
+      std::vector<float> y = x;
+      apply_epilogue(y.data(), 40, 1, 37, ep, isa);
+      for (int j = 0; j < 37; ++j)
+        EXPECT_TRUE(std::isnan(y[j])) << isa_name(isa) << " " << activation_name(k) << " lane " << j << " gave " << y[j];
     }
 }
 
