@@ -25,12 +25,14 @@ namespace {
 // registers: without them GCC keeps acc[][] in a stack array as well and stores all of it on
 // every k step, which halves the rate.
 //
-// BYTES: the plain 8-bit result (U8/S8, no residual, no row sums), the common conv epilogue: the
+// BYTES: an 8-bit result (U8/S8, no row sums; RES: with the residual), the common conv epilogue: the
 // accumulators start at col_offset; per row, f = acc * mult + add is capped at qmax in float (a
 // value below int32's range converts to INT_MIN, which the saturating packs take to the bottom),
 // rounded, packed to bytes (vpackssdw, vpackuswb or vpacksswb), put back in column order by one
-// vpermd and clamped to [qmin, qmax] on bytes: one store per row instead of one per vector.
-template <int MR, int NV, bool BYTES>
+// vpermd and clamped to [qmin, qmax] on bytes: one store per row instead of one per vector (with
+// the residual: resnet18's residual 3x3 layers at 56x56 were 50-100 us slower than the others on
+// QEpilogueAvx512's one narrowing store per vector).
+template <int MR, int NV, bool BYTES, bool RES = false>
 void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
           int64_t ldc, const QEpilogue& ep) {
   __m512i acc[MR][NV];
@@ -78,6 +80,22 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
     }
     const bool is_signed = ep.out == QEpilogue::Out::S8;
     const __m512 hi = _mm512_set1_ps(static_cast<float>(ep.qmax));
+    // RES: the residual Add of a QDQ graph, as QEpilogueAvx512::store does it (the same operations
+    // in the same order), before the packing.
+    __m512 clo, chi, rt, rz, rc;
+    __mmask16 rmask[NV];
+    if constexpr (RES) {
+      clo = _mm512_set1_ps(static_cast<float>(ep.cmin));
+      chi = _mm512_set1_ps(static_cast<float>(ep.cmax));
+      rt = _mm512_set1_ps(ep.res_t);
+      rz = _mm512_set1_ps(ep.res_z);
+      rc = _mm512_set1_ps(ep.res_c);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const int64_t l = left - 16 * v;
+        rmask[v] = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
+      }
+    }
     const __m512i qmin = _mm512_set1_epi8(static_cast<char>(ep.qmin)), qmax = _mm512_set1_epi8(static_cast<char>(ep.qmax));
     // After the packs, dword d of 128-bit part L holds columns 16d + 4L .. 16d + 4L + 3.
     const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
@@ -87,9 +105,16 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
       if (r < m) {
         __m512i q[4];
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v)
-          q[v] = _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][v]), mul[v], add[v]), hi),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        for (int v = 0; v < NV; ++v) {
+          __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][v]), mul[v], add[v]);
+          if constexpr (RES) {
+            const __m512 t = _mm512_roundscale_ps(_mm512_min_ps(_mm512_max_ps(f, clo), chi), _MM_FROUND_TO_NEAREST_INT);
+            const __m128i rb = _mm_maskz_loadu_epi8(rmask[v], ep.residual + r * ep.residual_ld + 16 * v);
+            const __m512i ri = is_signed ? _mm512_cvtepi8_epi32(rb) : _mm512_cvtepu8_epi32(rb);
+            f = _mm512_fmadd_ps(t, rt, _mm512_fmadd_ps(_mm512_cvtepi32_ps(ri), rz, rc));
+          }
+          q[v] = _mm512_cvt_roundps_epi32(_mm512_min_ps(f, hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        }
 #pragma GCC unroll 4
         for (int v = NV; v < 4; ++v) q[v] = q[0];
         const __m512i p01 = _mm512_packs_epi32(q[0], q[1]), p23 = _mm512_packs_epi32(q[2], q[3]);
@@ -118,38 +143,38 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
   }
 }
 
-template <int MR, int NV, bool BYTES>
+template <int MR, int NV, bool BYTES, bool RES = false>
 void rows(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
           int64_t ldc, const QEpilogue& ep) {
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
   auto at = [&](int64_t i) { return static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize); };
   int64_t i = 0;
-  for (; i + MR <= m; i += MR) tile<MR, NV, BYTES>(a + i * lda, lda, MR, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  for (; i + MR <= m; i += MR) tile<MR, NV, BYTES, RES>(a + i * lda, lda, MR, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
   if (i == m) return;
   // The last rows: with 4 vectors a tile of their own height (a 7x7 map's 49 rows would
   // otherwise compute 54), else a full tile that repeats the last row.
   const int64_t left = m - i;
   if constexpr (NV == 4) {
     switch (left) {
-      case 1: return tile<1, NV, BYTES>(a + i * lda, lda, 1, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 2: return tile<2, NV, BYTES>(a + i * lda, lda, 2, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 3: return tile<3, NV, BYTES>(a + i * lda, lda, 3, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 4: return tile<4, NV, BYTES>(a + i * lda, lda, 4, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 1: return tile<1, NV, BYTES, RES>(a + i * lda, lda, 1, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 2: return tile<2, NV, BYTES, RES>(a + i * lda, lda, 2, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 3: return tile<3, NV, BYTES, RES>(a + i * lda, lda, 3, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 4: return tile<4, NV, BYTES, RES>(a + i * lda, lda, 4, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
       default: break;
     }
   }
-  tile<MR, NV, BYTES>(a + i * lda, lda, left, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  tile<MR, NV, BYTES, RES>(a + i * lda, lda, left, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
 }
 
-template <bool BYTES>
+template <bool BYTES, bool RES = false>
 void panel_fn(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
            const QEpilogue& ep) {
   const int64_t nv = (n + 15) / 16, w = nv * 16;
   switch (nv) {
-    case 4: rows<5, 4, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 3: rows<8, 3, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 2: rows<8, 2, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    default: rows<16, 1, BYTES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 4: rows<5, 4, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 3: rows<8, 3, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 2: rows<8, 2, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    default: rows<16, 1, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
   }
 }
 
@@ -157,8 +182,10 @@ void panel_fn(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int
 
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep) {
-  const bool bytes = (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) && !ep.residual && !ep.row_sums;
-  if (bytes) {
+  const bool bytes = (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) && !ep.row_sums;
+  if (bytes && ep.residual) {
+    panel_fn<true, true>(a, lda, m, panel, kq, n, c, ldc, ep);
+  } else if (bytes) {
     panel_fn<true>(a, lda, m, panel, kq, n, c, ldc, ep);
   } else {
     panel_fn<false>(a, lda, m, panel, kq, n, c, ldc, ep);

@@ -134,6 +134,9 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"k3_c20_oc70_batch2", 2, 20, 7, 6, 70, 3, 3, 1, 1, 1, 1},
                     Case{"k3_small_m_wide", 1, 96, 5, 5, 272, 3, 3, 1, 1, 1, 1},
                     Case{"k3_small_m_residual", 1, 64, 4, 3, 160, 3, 3, 1, 1, 1, 1, false, false, true},
+                    // The residual on every tile width (80 columns: 4 + 1 vectors; 48: 3).
+                    Case{"k3_residual_oc80", 1, 24, 7, 9, 80, 3, 3, 1, 1, 1, 1, false, false, true},
+                    Case{"k1_residual_oc48_signed", 1, 32, 5, 6, 48, 1, 1, 1, 0, 1, 1, true, false, true},
                     Case{"k3_dilated", 1, 8, 9, 10, 24, 3, 3, 1, 2, 2, 1},
                     Case{"k5_s2_uint8_weights", 1, 12, 12, 13, 40, 5, 5, 2, 2, 1, 1, false, true},
                     Case{"k1_inplace", 1, 32, 6, 7, 48, 1, 1, 1, 0, 1, 1},
