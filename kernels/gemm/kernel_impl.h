@@ -50,18 +50,26 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
     return V::div(x, V::add(V::set1(1.0f), V::exp(z2)));
   } else {
     static_assert(K == Activation::Gelu);
-    // erf by Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7).
-    reg z = V::mul(x, V::set1(0.70710678118654752f));
-    reg az = V::abs(z);
-    reg t = V::div(V::set1(1.0f), V::fma(az, V::set1(0.3275911f), V::set1(1.0f)));
-    reg p = V::fma(t, V::set1(1.061405429f), V::set1(-1.453152027f));
-    p = V::fma(p, t, V::set1(1.421413741f));
-    p = V::fma(p, t, V::set1(-0.284496736f));
-    p = V::fma(p, t, V::set1(0.254829592f));
-    p = V::mul(p, t);
-    reg e = V::exp(V::mul(V::mul(az, az), V::set1(-1.0f)));
-    reg erf_abs = V::sub1(V::mul(p, e));
-    reg erf = V::copysign(erf_abs, z);
+    // erf(z) = z P(z^2) / Q(z^2) for |z| < 3.86 and +-1 beyond (erf rounds to +-1 in float
+    // there), P of degree 6 and Q of degree 4 fitted for this kernel (minimax by iterated
+    // reweighted least squares: 1.1e-7 in exact arithmetic; under 5e-7 evaluated in float, so GELU
+    // is within 0.5 |x| 5e-7 <= 1.4e-6 of exact), clamped to [-1, 1]. One division and 13
+    // multiply-adds, no exp: about 30% less time than erf through exp(-z^2) (gemm_bench
+    // BM_ActivationPass). NaN stays NaN (the select keeps the fit's lanes unless 3.86 < |z|).
+    const reg z = V::mul(x, V::set1(0.70710678118654752f));
+    const reg t = V::mul(z, z);
+    reg p = V::fma(V::set1(2.0142177703519337e-08f), t, V::set1(-1.965469891729299e-06f));
+    p = V::fma(p, t, V::set1(0.000140567819471471f));
+    p = V::fma(p, t, V::set1(0.003614996559917927f));
+    p = V::fma(p, t, V::set1(0.05024375766515732f));
+    p = V::fma(p, t, V::set1(0.1976441591978073f));
+    p = V::fma(p, t, V::set1(1.1283791065216064f));
+    reg q = V::fma(V::set1(0.0009382436401210725f), t, V::set1(0.01415528729557991f));
+    q = V::fma(q, t, V::set1(0.11403413116931915f));
+    q = V::fma(q, t, V::set1(0.5084887146949768f));
+    q = V::fma(q, t, V::set1(1.0f));
+    reg erf = V::min(V::set1(1.0f), V::max(V::set1(-1.0f), V::div(V::mul(z, p), q)));
+    erf = V::lt_select(V::set1(3.86f), V::abs(z), V::copysign(V::set1(1.0f), z), erf);
     return V::mul(V::mul(x, V::set1(0.5f)), V::add(V::set1(1.0f), erf));
   }
 }
