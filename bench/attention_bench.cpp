@@ -97,13 +97,17 @@ void shapes(benchmark::internal::Benchmark* b, bool with_causal) {
 
 BENCHMARK(BM_Flash)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
 // The attention of the broad set's transformers (vit_tiny: 3 heads of 64 over 197 tokens; bert_like:
-// 6 heads of 64 over 128) at 1 and 2 threads.
+// 6 heads of 64 over 128 and 384; causal as gpt_like) at 1 and 2 threads.
 BENCHMARK(BM_Flash)
     ->ArgNames({"d", "s", "causal", "heads", "threads"})
     ->Args({64, 197, 0, 3, 1})
     ->Args({64, 197, 0, 3, 2})
     ->Args({64, 128, 0, 6, 1})
-    ->Args({64, 128, 0, 6, 2});
+    ->Args({64, 128, 0, 6, 2})
+    ->Args({64, 384, 0, 6, 1})
+    ->Args({64, 384, 0, 6, 2})
+    ->Args({64, 128, 1, 6, 1})
+    ->Args({64, 128, 1, 6, 2});
 BENCHMARK(BM_GemmSameProducts)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); });
 
 }  // namespace
