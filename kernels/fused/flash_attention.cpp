@@ -1,6 +1,7 @@
 #include "kernels/fused/flash_attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "kernels/fused/flash_attention_tile.h"
@@ -73,16 +74,21 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
   while (tile > mr && nb * ceil_div(p.sq, tile) < 4 * threads) tile -= mr;
   tile = std::min(tile, ceil_div(p.sq, mr) * mr);
   const int64_t tiles = ceil_div(p.sq, tile), tasks = nb * tiles;
-  const int64_t work = flash::work_floats(tile, fns.mr);
+  // Each task's workspace starts on its own cache line (no line shared between two threads).
+  const int64_t work = ceil_div(flash::work_floats(tile, fns.mr), 16) * 16;
   float* works = static_cast<float*>(scratch(static_cast<size_t>(tasks * work) * sizeof(float)));
   const int64_t task_flops = 2 * tile * p.sk * (p.d + p.dv) / (p.causal ? 2 : 1);
-  const int64_t grain = std::max<int64_t>(1, kMinFlopsPerChunk / std::max<int64_t>(1, task_flops));
+  // One slot per thread, each taking tasks one at a time from a shared counter, so the threads end
+  // at most one task apart (the pool's chunks of whole heads left a thread 4 chunks against 3 at
+  // S = 384). Tasks go tile by tile across the heads: the short last tile of every head comes last,
+  // and with causal the last tiles (the most keys) come first.
+  const int64_t slots = std::clamp<int64_t>(tasks * task_flops / kMinFlopsPerChunk, 1, std::min<int64_t>(threads, tasks));
+  std::atomic<int64_t> next{0};
 
-  pool.parallel_for(tasks, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / tiles;
-      // Causal: the last tiles see the most keys; they go first so the threads end together.
-      const int64_t tix = p.causal ? tiles - 1 - t % tiles : t % tiles;
+  pool.parallel_for(slots, [&](int64_t, int64_t) {
+    for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < tasks; t = next.fetch_add(1, std::memory_order_relaxed)) {
+      const int64_t n = t % nb;
+      const int64_t tix = p.causal ? tiles - 1 - t / nb : t / nb;
       const int64_t i0 = tix * tile;
       flash::TileArgs a;
       a.rows = std::min(tile, p.sq - i0);
@@ -110,7 +116,7 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
       a.work = works + t * work;
       fns.attend(a);
     }
-  }, grain);
+  }, 1);
 }
 
 }  // namespace fusor::fused
