@@ -255,28 +255,34 @@ TEST(NchwcConv, TwoThreadsEqualOneBitForBit) {
 namespace fusor::test {
 namespace {
 
+// A "same" conv of one image: c -> k channels, hw x hw, square kernel, pads kernel / 2.
+struct SameConv {
+  const char* what;
+  int64_t c, k, hw, kernel, group;
+  Conv2dShape shape() const {
+    Conv2dShape s;
+    s.in_c = c, s.in_h = s.in_w = hw, s.out_c = k, s.out_h = s.out_w = hw, s.group = group;
+    s.k_h = s.k_w = kernel, s.pad_t = s.pad_l = s.pad_b = s.pad_r = kernel / 2;
+    return s;
+  }
+};
+
 // A non-clamp activation runs as a pass over short ranges of tiles right after they are computed
 // (dense and depthwise, images far larger than one range): the result equals the conv without
 // activation followed by one pass of the same activation over the whole output, bit for bit.
 TEST(NchwcConv, ActivationPassOverRangesEqualsOnePassAfter) {
-  struct Case {
-    const char* what;
-    int64_t c, k, hw, kernel, group;
-  };
-  const Case cases[] = {{"1x1 56x56 24 -> 144", 24, 144, 56, 1, 1},
+  const SameConv cases[] = {{"1x1 56x56 24 -> 144", 24, 144, 56, 1, 1},
                         {"3x3 depthwise 112x112 x32", 32, 32, 112, 3, 32},
                         {"3x3 depthwise 57x57 x40 (partial block, short last tile)", 40, 40, 57, 3, 40},
                         {"3x3 30x30 32 -> 48", 32, 48, 30, 3, 1}};
   ThreadPool two(2);
   uint32_t seed = 1900;
-  for (const Case& c : cases) {
-    const int64_t pad = c.kernel / 2, icg = c.c / c.group;
+  for (const SameConv& c : cases) {
+    const int64_t icg = c.c / c.group;
     const Tensor x = to_blocked(rnd({1, c.c, c.hw, c.hw}, seed++)), w = rnd({c.k, icg, c.kernel, c.kernel}, seed++);
     const Tensor b = rnd({c.k}, seed++);
     NchwcConvWeights pw(w.data<float>(), c.k, icg, c.kernel, c.kernel, c.group, false, 16);
-    Conv2dShape s;
-    s.in_c = c.c, s.in_h = s.in_w = c.hw, s.out_c = c.k, s.out_h = s.out_w = c.hw, s.group = c.group;
-    s.k_h = s.k_w = c.kernel, s.pad_t = s.pad_l = s.pad_b = s.pad_r = pad;
+    const Conv2dShape s = c.shape();
     const int64_t blocks = (c.k + 15) / 16, plane = c.hw * c.hw * 16;
     const size_t out = static_cast<size_t>(blocks * plane);
     for (Activation act : {Activation::Sigmoid, Activation::SiLU, Activation::Gelu}) {
@@ -299,26 +305,16 @@ TEST(NchwcConv, ActivationPassOverRangesEqualsOnePassAfter) {
   }
 }
 
-}  // namespace
-}  // namespace fusor::test
-
-namespace fusor::test {
-namespace {
-
 // Weights scaled per input channel (a squeeze-excite scale folded into the next conv) compute the
 // conv of the scaled input: dense and grouped, 1x1 and 3x3, a partial last input block (whose
 // padding lanes of the scale hold garbage that must not reach the output).
 TEST(NchwcConv, InputScaleFoldedIntoWeightsEqualsScaledInput) {
-  struct Case {
-    const char* what;
-    int64_t c, k, hw, kernel, group;
-  };
-  const Case cases[] = {{"1x1 14x14 40 -> 24", 40, 24, 14, 1, 1},
+  const SameConv cases[] = {{"1x1 14x14 40 -> 24", 40, 24, 14, 1, 1},
                         {"3x3 9x9 32 -> 48", 32, 48, 9, 3, 1},
                         {"1x1 grouped 8x8 64 -> 64 (4 groups)", 64, 64, 8, 1, 4}};
   uint32_t seed = 2900;
-  for (const Case& c : cases) {
-    const int64_t pad = c.kernel / 2, icg = c.c / c.group, cb = (c.c + 15) / 16;
+  for (const SameConv& c : cases) {
+    const int64_t icg = c.c / c.group, cb = (c.c + 15) / 16;
     const Tensor xp = rnd({1, c.c, c.hw, c.hw}, seed++), w = rnd({c.k, icg, c.kernel, c.kernel}, seed++);
     std::vector<float> scale(static_cast<size_t>(cb * 16), std::numeric_limits<float>::quiet_NaN());
     const Tensor sv = rnd({c.c}, seed++);
@@ -327,9 +323,7 @@ TEST(NchwcConv, InputScaleFoldedIntoWeightsEqualsScaledInput) {
     for (int64_t ch = 0; ch < c.c; ++ch)
       for (int64_t p = 0; p < c.hw * c.hw; ++p) xs.data<float>()[ch * c.hw * c.hw + p] *= scale[ch];
     NchwcConvWeights pw(w.data<float>(), c.k, icg, c.kernel, c.kernel, c.group, false, 16);
-    Conv2dShape s;
-    s.in_c = c.c, s.in_h = s.in_w = c.hw, s.out_c = c.k, s.out_h = s.out_w = c.hw, s.group = c.group;
-    s.k_h = s.k_w = c.kernel, s.pad_t = s.pad_l = s.pad_b = s.pad_r = pad;
+    const Conv2dShape s = c.shape();
     const size_t out = static_cast<size_t>((c.k + 15) / 16 * 16 * c.hw * c.hw);
     std::vector<float> want(out), got(out), packed(static_cast<size_t>(pw.packed_size()));
     nchwc_conv(pw, s, to_blocked(xs).data<float>(), want.data());
