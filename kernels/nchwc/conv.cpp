@@ -377,29 +377,31 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       // With every input block in one chunk, the weights are read once per tile range anyway: a
       // non-clamp activation then follows each short range while its outputs are still in cache.
       const int64_t sub = p.chunk >= g.nib ? act_tiles(g.blocks, p.rs, t1 - t0) : t1 - t0;
-      for (int64_t a0 = t0; a0 < t1; a0 += sub)
-      for (int64_t c0 = 0, a1 = std::min(t1, a0 + sub); c0 < g.nib; c0 += p.chunk) {
-        for (int64_t o0 = 0; o0 < g.blocks; o0 += p.o) {
-          const int64_t o = std::min(p.o, g.blocks - o0);
-          nchwc_detail::TileRun tr = make_run(p.rs, lt, a0, a1);
-          tr.a.nib = std::min(p.chunk, g.nib - c0);
-          tr.a.x_ib_stride = ib_stride;
-          tr.a.w_ib_stride = S * g.blocks * B;
-          tr.a.w_step = g.blocks * B;
-          tr.a.y_block_stride = out_plane;
-          tr.a.first = c0 == 0;
-          tr.a.last = c0 + tr.a.nib >= g.nib;
-          tr.a.w = w_g + c0 * tr.a.w_ib_stride + o0 * B;
-          tr.a.bias = bias + (g.ob0 + o0) * B;
-          tr.x0 = x + n * in_image + (g.ib0 + c0) * ib_stride + x_origin;
-          tr.y0 = y + n * out_image + (g.ob0 + o0) * out_plane;
-          tr.z0 = ep.residual && tr.a.last ? ep.residual + (tr.y0 - y) : nullptr;
-          const int oi = static_cast<int>(o), pi = static_cast<int>(ps);
-          const nchwc_detail::RunFn run_fn = tk ? tk->dense_run(oi, static_cast<int>(p.rs.R), pi) : nullptr;
-          tr.last_tile = tk && last_r(p.rs) != p.rs.R ? tk->dense(oi, static_cast<int>(last_r(p.rs)), pi) : nullptr;
-          if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) run_fn(tr);
-          else nchwc_detail::run_generic(tr, oi, pi);
-          if (tr.a.last) finish(tr.y0, o, p.rs, a0, a1);
+      for (int64_t a0 = t0; a0 < t1; a0 += sub) {
+        const int64_t a1 = std::min(t1, a0 + sub);
+        for (int64_t c0 = 0; c0 < g.nib; c0 += p.chunk) {
+          for (int64_t o0 = 0; o0 < g.blocks; o0 += p.o) {
+            const int64_t o = std::min(p.o, g.blocks - o0);
+            nchwc_detail::TileRun tr = make_run(p.rs, lt, a0, a1);
+            tr.a.nib = std::min(p.chunk, g.nib - c0);
+            tr.a.x_ib_stride = ib_stride;
+            tr.a.w_ib_stride = S * g.blocks * B;
+            tr.a.w_step = g.blocks * B;
+            tr.a.y_block_stride = out_plane;
+            tr.a.first = c0 == 0;
+            tr.a.last = c0 + tr.a.nib >= g.nib;
+            tr.a.w = w_g + c0 * tr.a.w_ib_stride + o0 * B;
+            tr.a.bias = bias + (g.ob0 + o0) * B;
+            tr.x0 = x + n * in_image + (g.ib0 + c0) * ib_stride + x_origin;
+            tr.y0 = y + n * out_image + (g.ob0 + o0) * out_plane;
+            tr.z0 = ep.residual && tr.a.last ? ep.residual + (tr.y0 - y) : nullptr;
+            const int oi = static_cast<int>(o), pi = static_cast<int>(ps);
+            const nchwc_detail::RunFn run_fn = tk ? tk->dense_run(oi, static_cast<int>(p.rs.R), pi) : nullptr;
+            tr.last_tile = tk && last_r(p.rs) != p.rs.R ? tk->dense(oi, static_cast<int>(last_r(p.rs)), pi) : nullptr;
+            if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) run_fn(tr);
+            else nchwc_detail::run_generic(tr, oi, pi);
+            if (tr.a.last) finish(tr.y0, o, p.rs, a0, a1);
+          }
         }
       }
     }
