@@ -14,6 +14,7 @@
 #include "kernels/common/float16_widening.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/reference/families.h"
+#include "kernels/thread_pool.h"
 
 namespace fusor {
 namespace {
@@ -133,22 +134,47 @@ class ResizeKernel : public Kernel {
       T* py = y.data<T>();
       const int64_t n = y.numel();
       if (mode_ == Mode::Nearest && coord_ != Coord::TfCropAndResize) {
-        // Each output element copies one input element: walk the output with per-dim offsets.
+        // Each output element copies one input element. Trailing dims that are not resized (the
+        // 16 lanes of a blocked tensor, or more) are copied as whole runs; the dims before them
+        // walk per-dim source offsets computed once. Rows of the outermost dims go to threads.
+        if (n == 0) return;
         const std::vector<int64_t> st = row_major_strides(x.shape());
         const T* px = x.data<T>();
-        std::vector<int64_t> counter(rank, 0);
-        std::vector<int64_t> base(rank + 1, 0);  // base[d]: offset contributed by dims < d
-        for (int64_t i = 0; i < n;) {
-          for (int d = 0; d < rank - 1; ++d) base[d + 1] = base[d] + contrib[d][counter[d]][0].index * st[d];
-          const int64_t last = rank - 1, row = rank ? out[last] : 1;
-          for (int64_t j = 0; j < row; ++j, ++i)
-            py[i] = rank ? px[base[last] + contrib[last][j][0].index] : px[0];
-          for (int d = rank - 2; d >= 0; --d) {
-            if (++counter[d] < out[d]) break;
-            counter[d] = 0;
-          }
+        int r = rank;  // dims [r, rank) are identity
+        while (r > 0 && identity[r - 1]) --r;
+        const int64_t run = rank ? dims_product(out, r, rank) : 1;
+        std::vector<std::vector<int64_t>> src(r);
+        for (int d = 0; d < r; ++d) {
+          src[d].resize(out[d]);
+          for (int64_t o = 0; o < out[d]; ++o) src[d][o] = contrib[d][o][0].index * st[d];
         }
-        return;
+        if (r == 0) {
+          std::copy(px, px + n, py);
+          return;
+        }
+        // Rows: one per index of dims [0, r - 1); each row is out[r - 1] runs.
+        const int64_t rows = dims_product(out, 0, r - 1), row_len = out[r - 1] * run;
+        const std::vector<int64_t>& last = src[r - 1];
+        auto body = [&](int64_t r0, int64_t r1) {
+          std::vector<int64_t> counter(r, 0);
+          int64_t rem = r0;
+          for (int d = r - 2; d >= 0; --d) counter[d] = rem % out[d], rem /= out[d];
+          for (int64_t row = r0; row < r1; ++row) {
+            int64_t base = 0;
+            for (int d = 0; d < r - 1; ++d) base += src[d][counter[d]];
+            T* dst = py + row * row_len;
+            if (run == 1) {
+              for (int64_t j = 0; j < out[r - 1]; ++j) dst[j] = px[base + last[j]];
+            } else {
+              for (int64_t j = 0; j < out[r - 1]; ++j) std::copy(px + base + last[j], px + base + last[j] + run, dst + j * run);
+            }
+            for (int d = r - 2; d >= 0; --d) {
+              if (++counter[d] < out[d]) break;
+              counter[d] = 0;
+            }
+          }
+        };
+        return ctx.threads().parallel_for_cost(rows, 0.25 * static_cast<double>(row_len), body);
       }
       // Separable: one 1-D pass per resized dim over double intermediates in scratch memory.
       Shape cur = x.shape();

@@ -1,6 +1,9 @@
 // Hand-checked cases for the shape/layout/indexing reference kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tests/kernels/nn_harness.h"
 
 namespace fusor::test {
@@ -203,6 +206,44 @@ TEST(RefTensor, ExpandTilePad) {
   EXPECT_EQ(values(old[0]), (std::vector<double>{5, 1, 2, 3}));
   Tensor crop = ints({-1, 0});
   EXPECT_EQ(values(run_op("Pad", {&v, &crop})[0]), (std::vector<double>{2, 3}));
+}
+
+// Nearest resize of a blocked tensor [N, CB, H, W, 16] whose lanes are not resized (copied as runs
+// of 16), and of one whose last dim is resized (element by element), up and down, against the
+// definition written out: y[i...] = x[floor(i_d / scale_d)...] (asymmetric, floor).
+TEST(RefTensor, ResizeNearestRunsOfUnresizedDimsMatchTheDefinition) {
+  struct Case {
+    Shape in;
+    std::vector<float> scales;
+  };
+  const Case cases[] = {{{1, 2, 5, 7, 16}, {1, 1, 2, 2, 1}},
+                        {{2, 3, 4, 6, 16}, {1, 1, 0.5f, 0.5f, 1}},
+                        {{1, 3, 5, 4}, {1, 1, 3, 2}},
+                        {{2, 1, 3, 40, 8}, {1, 2, 1, 1, 1}}};
+  for (const Case& c : cases) {
+    std::vector<float> xv(static_cast<size_t>(shape_numel(c.in)));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+    const Tensor x = Tensor::from_vector<float>(c.in, xv);
+    const Tensor scales = Tensor::from_vector<float>({static_cast<int64_t>(c.scales.size())}, c.scales);
+    const auto y = run_op("Resize", {&x, nullptr, &scales},
+                          {Attribute::make_string("mode", "nearest"), Attribute::make_string("coordinate_transformation_mode", "asymmetric"),
+                           Attribute::make_string("nearest_mode", "floor")}, 1, 13)[0];
+    const int rank = static_cast<int>(c.in.size());
+    Shape out(rank);
+    for (int d = 0; d < rank; ++d) out[d] = static_cast<int64_t>(std::floor(c.in[d] * static_cast<double>(c.scales[d])));
+    ASSERT_EQ(y.shape(), out) << shape_str(c.in);
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      int64_t src = 0;
+      for (int d = 0; d < rank; ++d)
+        src = src * c.in[d] + std::min<int64_t>(c.in[d] - 1, static_cast<int64_t>(std::floor(idx[d] / static_cast<double>(c.scales[d]))));
+      ASSERT_EQ(y.data<float>()[i], xv[static_cast<size_t>(src)]) << shape_str(c.in) << " output " << i;
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < out[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
 }
 
 TEST(RefTensor, ResizeNearestAndLinear) {
