@@ -31,6 +31,9 @@ std::vector<Case> cases() {
       {"output_shape", {1, 4, 5, 5}, {4, 2, 3, 3},
        {A::make_ints("strides", {2, 2}), A::make_ints("output_shape", {10, 11})}, true},
       {"many_pixels", {1, 3, 300, 400}, {3, 5, 2, 2}, {A::make_ints("strides", {2, 2})}, true},
+      // Stride equal to the kernel (each output pixel one tap), and larger (gaps left at the bias).
+      {"k3s3_groups_batch", {2, 6, 7, 5}, {6, 2, 3, 3}, {A::make_int("group", 2), A::make_ints("strides", {3, 3})}, false},
+      {"k2s3_gaps", {1, 4, 5, 6}, {4, 3, 2, 2}, {A::make_ints("strides", {3, 3})}, true},
   };
 }
 
