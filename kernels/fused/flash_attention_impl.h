@@ -135,46 +135,6 @@ Kernels<V, MR, NS, NP> make_kernels(std::integer_sequence<int, R...>) {
 
 // ---- the online softmax of one row ----
 
-// Horizontal max and sum: a shuffle tree on the x86 vectors (a store and a scalar loop cost a
-// store-forward stall and 15 dependent ops per row and key block), a scalar loop otherwise.
-template <class V>
-float hmax(typename V::reg v) {
-#if defined(__AVX512F__)
-  if constexpr (V::kWidth == 16) return hmax<V256>(_mm256_max_ps(_mm512_maskz_extractf32x8_ps(0xFF, v, 0), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
-#endif
-#if defined(__AVX2__)
-  if constexpr (V::kWidth == 8) {
-    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-    return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
-  }
-#endif
-  float x[V::kWidth];
-  V::store(x, v);
-  float r = x[0];
-  for (int l = 1; l < V::kWidth; ++l) r = x[l] > r ? x[l] : r;
-  return r;
-}
-
-template <class V>
-float hsum(typename V::reg v) {
-#if defined(__AVX512F__)
-  if constexpr (V::kWidth == 16) return hsum<V256>(_mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xFF, v, 0), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
-#endif
-#if defined(__AVX2__)
-  if constexpr (V::kWidth == 8) {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
-  }
-#endif
-  float x[V::kWidth];
-  V::store(x, v);
-  float r = 0.0f;
-  for (int l = 0; l < V::kWidth; ++l) r += x[l];
-  return r;
-}
-
 // t where the bool mask allows, -inf elsewhere; the first n lanes (n <= W) of b are read.
 template <class V>
 typename V::reg allowed(typename V::reg t, const bool* b, int n) {
@@ -229,7 +189,7 @@ float softmax_row(float* s, int64_t vis, int64_t n, float scale, const float* fm
       vmax = V::max(vmax, t);
     }
   }
-  const float bmax = hmax<V>(vmax);
+  const float bmax = V::hmax(vmax);
   if (bmax == kNegInf) {
     std::memset(s, 0, static_cast<size_t>(n) * sizeof(float));
     return 1.0f;
@@ -256,7 +216,7 @@ float softmax_row(float* s, int64_t vis, int64_t n, float scale, const float* fm
     j += W;
   }
   if (j < n) std::memset(s + j, 0, static_cast<size_t>(n - j) * sizeof(float));
-  sum = sum * corr + hsum<V>(acc);
+  sum = sum * corr + V::hsum(acc);
   m = m_new;
   return corr;
 }

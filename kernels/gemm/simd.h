@@ -4,7 +4,8 @@
 //
 // Each type V provides: reg, kWidth, zero, set1, load, store, load_n/store_n (the first n lanes,
 // n < kWidth, others untouched / zero), add, sub, mul, fma(a, b, c) = a * b + c, max, min, abs,
-// copysign, lt_select(a, b, x, y) = a < b ? x : y, exp.
+// copysign, lt_select(a, b, x, y) = a < b ? x : y, exp, and the horizontal hmax / hsum of a
+// register's lanes (a shuffle tree: no store and reload).
 #pragma once
 #if !defined(FUSOR_SIMD_NS)
 #error "define FUSOR_SIMD_NS before including kernels/gemm/simd.h"
@@ -37,6 +38,20 @@ namespace fusor::FUSOR_SIMD_NS {
   p = V::fma(p, r, V::set1(1.0f));                                                         \
   p = V::fma(p, r, V::set1(1.0f));                                                         \
   return V::mul(p, V::pow2i(n));
+
+#if defined(__AVX2__)
+// The lanes of an 8-float register folded by a shuffle tree (halves, then pairs, then one).
+inline float hmax8(__m256 v) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+}
+inline float hsum8(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+#endif
 
 #if defined(__AVX512F__)
 struct V512 {
@@ -71,6 +86,13 @@ struct V512 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(i, 23));
   }
   static inline reg exp(reg x) { FUSOR_EXP_BODY(V512, x) }
+  // (The zero-masked extract: GCC 12 warns of _mm512_castps512_ps256's undefined upper half.)
+  static inline float hmax(reg v) {
+    return hmax8(_mm256_max_ps(_mm512_maskz_extractf32x8_ps(0xFF, v, 0), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
+  }
+  static inline float hsum(reg v) {
+    return hsum8(_mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xFF, v, 0), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
+  }
 };
 #endif
 
@@ -107,6 +129,8 @@ struct V256 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(i, 23));
   }
   static inline reg exp(reg x) { FUSOR_EXP_BODY(V256, x) }
+  static inline float hmax(reg v) { return hmax8(v); }
+  static inline float hsum(reg v) { return hsum8(v); }
 };
 #endif
 
@@ -132,6 +156,8 @@ struct V1 {
   static inline reg copysign(reg mag, reg sgn) { return std::copysign(mag, sgn); }
   static inline reg lt_select(reg a, reg b, reg x, reg y) { return a < b ? x : y; }
   static inline reg exp(reg x) { return std::exp(x); }
+  static inline float hmax(reg v) { return v; }
+  static inline float hsum(reg v) { return v; }
 };
 
 #undef FUSOR_EXP_BODY
