@@ -38,16 +38,13 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
   __m512i acc[MR][NV];
   const uint8_t* ar[MR];
   __m512i start[NV];
+  __mmask16 lanes[NV];  // the columns of vector v inside the n of the tile
   const int64_t left = n;
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
-    if constexpr (BYTES) {
-      const int64_t l = left - 16 * v;
-      const __mmask16 mk = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
-      start[v] = _mm512_maskz_loadu_epi32(mk, ep.col_offset + 16 * v);
-    } else {
-      start[v] = _mm512_setzero_si512();
-    }
+    const int64_t l = left - 16 * v;
+    lanes[v] = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
+    start[v] = BYTES ? _mm512_maskz_loadu_epi32(lanes[v], ep.col_offset + 16 * v) : _mm512_setzero_si512();
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
@@ -73,28 +70,20 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
     __m512 mul[NV], add[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      const int64_t l = left - 16 * v;
-      const __mmask16 mk = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
-      mul[v] = _mm512_maskz_loadu_ps(mk, ep.mult + 16 * v);
-      add[v] = _mm512_maskz_loadu_ps(mk, ep.add + 16 * v);
+      mul[v] = _mm512_maskz_loadu_ps(lanes[v], ep.mult + 16 * v);
+      add[v] = _mm512_maskz_loadu_ps(lanes[v], ep.add + 16 * v);
     }
     const bool is_signed = ep.out == QEpilogue::Out::S8;
     const __m512 hi = _mm512_set1_ps(static_cast<float>(ep.qmax));
     // RES: the residual Add of a QDQ graph, as QEpilogueAvx512::store does it (the same operations
     // in the same order), before the packing.
     __m512 clo, chi, rt, rz, rc;
-    __mmask16 rmask[NV];
     if constexpr (RES) {
       clo = _mm512_set1_ps(static_cast<float>(ep.cmin));
       chi = _mm512_set1_ps(static_cast<float>(ep.cmax));
       rt = _mm512_set1_ps(ep.res_t);
       rz = _mm512_set1_ps(ep.res_z);
       rc = _mm512_set1_ps(ep.res_c);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) {
-        const int64_t l = left - 16 * v;
-        rmask[v] = l >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (l > 0 ? l : 0)) - 1);
-      }
     }
     const __m512i qmin = _mm512_set1_epi8(static_cast<char>(ep.qmin)), qmax = _mm512_set1_epi8(static_cast<char>(ep.qmax));
     // After the packs, dword d of 128-bit part L holds columns 16d + 4L .. 16d + 4L + 3.
@@ -109,7 +98,7 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
           __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][v]), mul[v], add[v]);
           if constexpr (RES) {
             const __m512 t = _mm512_roundscale_ps(_mm512_min_ps(_mm512_max_ps(f, clo), chi), _MM_FROUND_TO_NEAREST_INT);
-            const __m128i rb = _mm_maskz_loadu_epi8(rmask[v], ep.residual + r * ep.residual_ld + 16 * v);
+            const __m128i rb = _mm_maskz_loadu_epi8(lanes[v], ep.residual + r * ep.residual_ld + 16 * v);
             const __m512i ri = is_signed ? _mm512_cvtepi8_epi32(rb) : _mm512_cvtepu8_epi32(rb);
             f = _mm512_fmadd_ps(t, rt, _mm512_fmadd_ps(_mm512_cvtepi32_ps(ri), rz, rc));
           }
