@@ -17,7 +17,8 @@ Options:
   --runs N           timed runs per measurement (default 10); --warmup W (default 2)
   --rounds R         alternations (default 3)
   --check            agreement with ORT instead of timing (compare_ort.py --check per model;
-                     --rtol default 1e-4 at disabled, 1e-3 otherwise)
+                     --rtol default 1e-4 at disabled, 1e-3 otherwise; --atol default 1e-5,
+                     raised to --range-atol (default 1e-6) times each output's largest |value|)
   --steps K, --seeds N   with --check: quantized outputs within K steps of their scale, on N seeded
                      inputs (compare_ort.py --steps, --seeds)
   --json FILE        also write every row as JSON lines to FILE
@@ -126,6 +127,8 @@ def main(argv):
         elif a == "--warmup": opts["warmup"] = int(val()); i += 1
         elif a == "--rounds": opts["rounds"] = int(val()); i += 1
         elif a == "--rtol": opts["rtol"] = float(val()); i += 1
+        elif a == "--atol": opts["atol"] = float(val()); i += 1
+        elif a == "--range-atol": opts["range_atol"] = float(val()); i += 1
         elif a == "--check": opts["check"] = True
         elif a == "--steps": opts["steps"] = float(val()); i += 1
         elif a == "--seeds": opts["seeds"] = int(val()); i += 1

@@ -14,8 +14,9 @@ each and the ratio fusor/ORT (below 1: fusor is faster).
 
 --check: correctness instead. ORT dumps its random inputs and outputs (ort_peer.js --dump), fusor
 runs on the same inputs (fusor run --input NAME=in.<name>.npy --output-format npy) and
-compare_outputs.py compares them at --rtol (default 1e-4). Inputs named *mask* are made 0/1 first
-(random integers there are not masks: they scale attention scores by up to 1e5).
+each output is compared element by element: |fusor - ORT| <= atol + rtol * |ORT|, where atol is the
+larger of --atol and --range-atol times the output's largest |ORT| value. Inputs named *mask* are
+made 0/1 first (random integers there are not masks: they scale attention scores by up to 1e5).
 
 Options:
   --fusor BIN        the fusor binary (default: build/bin/fusor under the repo)
@@ -25,6 +26,11 @@ Options:
   --rounds R         alternations per configuration (default 2)
   --dim NAME=V, --shape IN=AxB  passed to both (repeatable; default: per known model, else --dim N=1)
   --rtol R           --check tolerance (default 1e-4); --atol A (default 1e-5)
+  --range-atol F     --check: the absolute floor also scales with the output (default 1e-6 of its
+                     largest |value|). A logit near zero among logits up to 128 carries the rounding
+                     of sums whose terms are ~128: a fixed 1e-5 fails on summation order alone (ORT's
+                     own disabled and all outputs of resnet34 differ by 3.8e-5 there), while 1e-6 of
+                     the range stays 1000x stricter than rtol 1e-3 on the large values.
   --steps K          --check for quantized models: each output made by a DequantizeLinear must be
                      within K steps of its scale of ORT's (|fusor - ORT| / scale <= K), and a 2-D
                      output (a classifier's) must have the same top-1 per row; prints the worst step
@@ -272,6 +278,45 @@ def compare_steps(model, ref, got, opts, spread=None):
     return ok, lines
 
 
+def float_tolerance(a, opts):
+    """The absolute floor for an output whose ORT values are a: --atol, or --range-atol times the
+    largest finite |a|, whichever is larger."""
+    import numpy as np
+    fin = np.abs(a[np.isfinite(a)].astype(np.float64)) if a.size else np.zeros(0)
+    peak = float(fin.max()) if fin.size else 0.0
+    return max(opts["atol"], opts.get("range_atol", 1e-6) * peak)
+
+
+def compare_float(ref, got, names, opts):
+    """Each output in names: fusor (got) against ORT (ref), |g - a| <= atol + rtol * |a| with atol from
+    float_tolerance, NaN equal to NaN, same shape. Returns (ok, lines)."""
+    import numpy as np
+    ok, lines = True, []
+    for n in names:
+        a, g = load_output(ref, n), load_output(got, n)
+        if a is None or g is None or g.shape != a.shape:
+            lines.append("%s: missing or shaped %s, ORT %s" % (n, None if g is None else g.shape,
+                                                             None if a is None else a.shape))
+            ok = False
+            continue
+        if a.dtype.kind not in "fc":
+            good = bool(np.array_equal(a, g))
+            lines.append("%s: %s (%s, exact)" % (n, "equal" if good else "DIFFERENT", a.dtype))
+            ok = ok and good
+            continue
+        atol = float_tolerance(a, opts)
+        a64, g64 = a.astype(np.float64), g.astype(np.float64)
+        good = bool(np.allclose(g64, a64, rtol=opts["rtol"], atol=atol, equal_nan=True))
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(a64 - g64)
+        diff = diff[np.isfinite(diff)]
+        worst = float(diff.max()) if diff.size else 0.0
+        lines.append("%s: %s, max abs diff %g (rtol %g, atol %g)" % (n, "ok" if good else "MISMATCH", worst,
+                                                                   opts["rtol"], atol))
+        ok = ok and good
+    return ok, lines
+
+
 def binary_masks(ref):
     """Rewrites each dumped input whose name says it is a mask (in.*mask*.npy) to 0/1 values derived from
     the random ones (at least one 1 per row); returns whether there was one."""
@@ -337,13 +382,12 @@ def check_one(opts, name, path, seed):
         for line in lines:
             print("    " + line)
         return good
-    r = subprocess.run(["/usr/bin/python3", os.path.join(PEER, "compare_outputs.py"), ref, got,
-                        "--rtol", str(opts["rtol"]), "--atol", str(opts["atol"])], capture_output=True, text=True)
-    verdict = "OK  " if r.returncode == 0 else "FAIL"
-    print("%-16s %s (rtol %g, level %s; files in %s)" % (name, verdict, opts["rtol"], opts["level"], work))
-    for line in r.stdout.strip().splitlines():
+    good, lines = compare_float(ref, got, [o.name for o in m.graph.output], opts)
+    print("%-16s %s (seed %d, rtol %g, level %s; files in %s)" % (name, "OK  " if good else "FAIL", seed,
+                                                                 opts["rtol"], opts["level"], work))
+    for line in lines:
         print("    " + line)
-    return r.returncode == 0
+    return good
 
 
 def main(argv):
@@ -366,6 +410,7 @@ def main(argv):
         elif a in ("--dim", "--shape"): opts["dims"] += [a, val()]; i += 1
         elif a == "--rtol": opts["rtol"] = float(val()); i += 1
         elif a == "--atol": opts["atol"] = float(val()); i += 1
+        elif a == "--range-atol": opts["range_atol"] = float(val()); i += 1
         elif a == "--steps": opts["steps"] = float(val()); i += 1
         elif a == "--fixed-shapes": opts["fixed"] = True
         elif a == "--seeds": opts["seeds"] = int(val()); i += 1
