@@ -35,6 +35,8 @@ namespace {
 
 // Work below which a chunk of tasks is not split further across threads (a wake-up costs more).
 constexpr int64_t kMinFlopsPerChunk = int64_t(1) << 19;
+// The K transposition's cost per float moved, for the pool's cost model (a gather of rows).
+constexpr double kTransposeNsPerFloat = 0.5;
 // Query rows per task: at most this many register tiles.
 constexpr int64_t kMaxTilesPerTask = 8;
 
@@ -61,11 +63,18 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
   float* kt = nullptr;
   if (!direct) {
     kt = static_cast<float*>(scratch(static_cast<size_t>(nb * p.d * ldkt) * sizeof(float)));
-    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, p.sk * p.d));
-    pool.parallel_for(nb, [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n)
-        fns.transpose_k(p.k + off(n, p.k_batch, p.k_head), p.k_key, p.k_dim, p.sk, p.d, kt + n * p.d * ldkt, ldkt);
-    }, grain);
+    // Items of kKeyBlock keys of one head, so that both threads share the copy even with few heads
+    // (vit_tiny's 3 heads of 197 keys went to one thread while the other waited: ~6% of the
+    // attention's time at 2 threads, perf on bench/attention_bench).
+    const int64_t chunks = ceil_div(p.sk, flash::kKeyBlock);
+    pool.parallel_for_cost(nb * chunks, kTransposeNsPerFloat * static_cast<double>(flash::kKeyBlock * p.d),
+                           [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t n = i / chunks, j0 = (i % chunks) * flash::kKeyBlock;
+        fns.transpose_k(p.k + off(n, p.k_batch, p.k_head) + j0 * p.k_key, p.k_key, p.k_dim,
+                        std::min<int64_t>(flash::kKeyBlock, p.sk - j0), p.d, kt + n * p.d * ldkt + j0, ldkt);
+      }
+    });
   }
 
   // Tasks: (batch, head, tile of query rows), tiles shortened until the threads have enough.
