@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <limits>
 
 #include "kernels/fused/flash_attention.h"
@@ -150,49 +151,52 @@ TEST(AttentionBlocks, KeyGivenTransposedMatchesAcrossBlocks) {
 // The tasks (head, tile of query rows) are shared out one at a time: 2 threads give the 1-thread
 // result bit for bit (no task depends on which thread runs it or on what ran before), for
 // enough heads and tiles that the tile size is the same at both counts, causal or not, with K
-// transposed by the kernel; and both match the naive attention.
+// transposed by the kernel (3 heads of 64: the transposition itself split over both threads in
+// blocks of keys, the last one short); and both match the naive attention.
 TEST(AttentionBlocks, TwoThreadsGiveOneThreadsResultBitForBit) {
-  const int64_t heads = 5, s = 203, d = 24, e = heads * d;
-  const Tensor q = rnd({1, s, e}, 21), k = rnd({1, s, e}, 22), v = rnd({1, s, e}, 23);
-  for (bool causal : {false, true})
-    for (Isa isa : isas()) {
-      std::vector<float> y[2];
-      for (int threads : {1, 2}) {
-        std::vector<std::vector<char>> blocks;
-        auto scratch = [&blocks](size_t bytes) {
-          blocks.emplace_back(bytes + 64);
-          return static_cast<void*>(reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(blocks.back().data()) + 63) & ~uintptr_t(63)));
-        };
-        std::vector<float>& out = y[threads - 1];
-        out.assign(static_cast<size_t>(s * e), std::nanf(""));
-        fused::AttnProblem p;
-        p.batch = 1, p.heads = heads, p.sq = s, p.sk = s, p.d = d, p.dv = d;
-        p.q = {q.data<float>(), s * e, d, e};
-        p.v = {v.data<float>(), s * e, d, e};
-        p.k = k.data<float>(), p.k_batch = s * e, p.k_head = d, p.k_key = e, p.k_dim = 1;
-        p.y = out.data(), p.y_batch = s * e, p.y_head = d, p.y_row = e;
-        p.scale = 0.3f;
-        p.causal = causal;
-        ThreadPool pool(threads);
-        fused::flash_attention(p, pool, scratch, isa);
+  for (const auto& [heads, d] : {std::pair<int64_t, int64_t>{5, 24}, {3, 64}}) {
+    const int64_t s = 203, e = heads * d;
+    const Tensor q = rnd({1, s, e}, 21), k = rnd({1, s, e}, 22), v = rnd({1, s, e}, 23);
+    for (bool causal : {false, true})
+      for (Isa isa : isas()) {
+        std::vector<float> y[2];
+        for (int threads : {1, 2}) {
+          std::vector<std::vector<char>> blocks;
+          auto scratch = [&blocks](size_t bytes) {
+            blocks.emplace_back(bytes + 64);
+            return static_cast<void*>(reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(blocks.back().data()) + 63) & ~uintptr_t(63)));
+          };
+          std::vector<float>& out = y[threads - 1];
+          out.assign(static_cast<size_t>(s * e), std::nanf(""));
+          fused::AttnProblem p;
+          p.batch = 1, p.heads = heads, p.sq = s, p.sk = s, p.d = d, p.dv = d;
+          p.q = {q.data<float>(), s * e, d, e};
+          p.v = {v.data<float>(), s * e, d, e};
+          p.k = k.data<float>(), p.k_batch = s * e, p.k_head = d, p.k_key = e, p.k_dim = 1;
+          p.y = out.data(), p.y_batch = s * e, p.y_head = d, p.y_row = e;
+          p.scale = 0.3f;
+          p.causal = causal;
+          ThreadPool pool(threads);
+          fused::flash_attention(p, pool, scratch, isa);
+        }
+        EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)), 0)
+            << isa_name(isa) << (causal ? " causal" : "");
+        // Head h of the [1, s, heads * d] layout against the naive attention of that head alone.
+        for (int64_t h : {int64_t(0), heads - 1}) {
+          Tensor qh(DataType::Float, {1, s, d}), kh(DataType::Float, {1, s, d}), vh(DataType::Float, {1, s, d}),
+              yh(DataType::Float, {1, s, d});
+          for (int64_t i = 0; i < s; ++i)
+            for (int64_t c = 0; c < d; ++c) {
+              qh.data<float>()[i * d + c] = q.data<float>()[i * e + h * d + c];
+              kh.data<float>()[i * d + c] = k.data<float>()[i * e + h * d + c];
+              vh.data<float>()[i * d + c] = v.data<float>()[i * e + h * d + c];
+              yh.data<float>()[i * d + c] = y[1][i * e + h * d + c];
+            }
+          EXPECT_TRUE(near(yh, naive_attention(qh, kh, vh, {}, 0.3f, causal), 2e-5))
+              << isa_name(isa) << (causal ? " causal" : "") << " head " << h << " of " << heads;
+        }
       }
-      EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)), 0)
-          << isa_name(isa) << (causal ? " causal" : "");
-      // Head h of the [1, s, heads * d] layout against the naive attention of that head alone.
-      for (int64_t h : {int64_t(0), heads - 1}) {
-        Tensor qh(DataType::Float, {1, s, d}), kh(DataType::Float, {1, s, d}), vh(DataType::Float, {1, s, d}),
-            yh(DataType::Float, {1, s, d});
-        for (int64_t i = 0; i < s; ++i)
-          for (int64_t c = 0; c < d; ++c) {
-            qh.data<float>()[i * d + c] = q.data<float>()[i * e + h * d + c];
-            kh.data<float>()[i * d + c] = k.data<float>()[i * e + h * d + c];
-            vh.data<float>()[i * d + c] = v.data<float>()[i * e + h * d + c];
-            yh.data<float>()[i * d + c] = y[1][i * e + h * d + c];
-          }
-        EXPECT_TRUE(near(yh, naive_attention(qh, kh, vh, {}, 0.3f, causal), 2e-5))
-            << isa_name(isa) << (causal ? " causal" : "") << " head " << h;
-      }
-    }
+  }
 }
 
 }  // namespace
