@@ -357,6 +357,91 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const u
   }
 }
 
+bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, uint8_t* y,
+                                ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
+  const int64_t C = s.in_c, OC = s.out_c, M = s.batch * s.out_h * s.out_w;
+  if (s.group != 1 || s.dil_w != 1 || C % 4 != 0 || need_row_sums_ || !qgemm_segmented_supported(isa_)) return false;
+  const bool padded = s.pad_t || s.pad_l || s.pad_b || s.pad_r || spec_.signed_act;
+  const int64_t Hp = s.in_h + s.pad_t + s.pad_b, Wp = s.in_w + s.pad_l + s.pad_r;
+  // Every tap inside the padded input (a shape whose output is larger than its pads allow goes
+  // the im2col way, which reads only what is there).
+  if ((s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h >= Hp || (s.out_w - 1) * s.stride_w + s.k_w - 1 >= Wp)
+    return false;
+  const QPackedB& pb = packed_[0];
+  // Tasks: blocks of about 120 rows, a multiple of the 4-vector tile's 5 rows where possible, and
+  // with few blocks ranges of panels as well (as run_gemm).
+  const int64_t blocks0 = (M + 119) / 120, rb = ((M + blocks0 - 1) / blocks0 + 4) / 5 * 5;
+  const int64_t blocks = (M + rb - 1) / rb, panels = pb.panels();
+  const int threads = pool ? pool->threads_for(static_cast<double>(M) * pb.k() * OC / kMacsPerNs) : 1;
+  const int64_t want_tasks = threads > 1 ? 4 * threads : 1;
+  const int64_t chunks = blocks < want_tasks ? std::min(panels, (want_tasks + blocks - 1) / blocks) : 1;
+  const int64_t per_chunk = (panels + chunks - 1) / chunks, tasks = blocks * chunks;
+  const int nt = static_cast<int>(std::min<int64_t>(threads, tasks));
+  const size_t xp_bytes = padded ? (static_cast<size_t>(s.batch * Hp * Wp * C) + 63) / 64 * 64 : 0;
+  const size_t ptr_bytes = static_cast<size_t>(rb) * sizeof(const uint8_t*);
+  uint8_t* buf = static_cast<uint8_t*>(scratch(xp_bytes + ptr_bytes * static_cast<size_t>(nt) + 64));
+  buf = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buf) + 63) / 64 * 64);
+  const uint8_t* src = x;
+  if (padded) {
+    // The input with its pads (X's zero point) and int8 flipped to uint8, row by row.
+    const uint8_t pad = static_cast<uint8_t>(x_zero_u8_), flip = spec_.signed_act ? 0x80 : 0x00;
+    const int64_t row_bytes = Wp * C, in_row = s.in_w * C;
+    auto rows_fn = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        uint8_t* d = buf + r * row_bytes;
+        const int64_t ih = r % Hp - s.pad_t;
+        if (ih < 0 || ih >= s.in_h) {
+          std::memset(d, pad, static_cast<size_t>(row_bytes));
+          continue;
+        }
+        const uint8_t* from = x + ((r / Hp) * s.in_h + ih) * in_row;
+        std::memset(d, pad, static_cast<size_t>(s.pad_l * C));
+        uint8_t* mid = d + s.pad_l * C;
+        if (flip) {
+          for (int64_t i = 0; i < in_row; ++i) mid[i] = from[i] ^ flip;
+        } else {
+          std::memcpy(mid, from, static_cast<size_t>(in_row));
+        }
+        std::memset(mid + in_row, pad, static_cast<size_t>(s.pad_r * C));
+      }
+    };
+    // About 16 bytes per ns streamed (ThreadPool's rough rate).
+    if (pool) {
+      pool->parallel_for_cost(s.batch * Hp, static_cast<double>(row_bytes) / 16.0, rows_fn);
+    } else {
+      rows_fn(0, s.batch * Hp);
+    }
+    src = buf;
+  }
+  const uint8_t** ptrs = reinterpret_cast<const uint8_t**>(buf + xp_bytes);
+  const int64_t seg_stride = s.dil_h * Wp * C;
+  std::atomic<int64_t> next{0};
+  auto work = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const uint8_t** rows = ptrs + t * rb;
+      for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+        const int64_t blk = task / chunks, p0 = (task % chunks) * per_chunk;
+        const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
+        // Row i: output pixel (n, oh, ow), its first tap at padded (oh * stride_h, ow * stride_w).
+        for (int64_t i = 0; i < m;) {
+          const int64_t row = m0 + i, ow0 = row % s.out_w, oh = (row / s.out_w) % s.out_h, n = row / (s.out_w * s.out_h);
+          const int64_t cnt = std::min(m - i, s.out_w - ow0);
+          const uint8_t* p = src + ((n * Hp + oh * s.stride_h) * Wp + ow0 * s.stride_w) * C;
+          for (int64_t j = 0; j < cnt; ++j) rows[i + j] = p + j * s.stride_w * C;
+          i += cnt;
+        }
+        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, y + m0 * OC, OC, ep.offset(m0, 0), p0, p0 + per_chunk);
+      }
+    }
+  };
+  if (nt > 1) {
+    pool->parallel_for(nt, work, 1);
+  } else {
+    work(0, 1);
+  }
+  return true;
+}
+
 void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                             const std::function<void*(size_t)>& scratch) const {
   const int64_t G = s.group, Cg = s.in_c / G, OCg = s.out_c / G, OC = s.out_c, C = s.in_c;
@@ -373,6 +458,7 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
     qgemm(packed_[0], x, C, M, y, OC, ep, pool);
     return;
   }
+  if (run_implicit(s, x, ep, y, pool, scratch)) return;
   const int64_t kp = packed_[0].kp(), K = packed_[0].k();
   const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
   const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
