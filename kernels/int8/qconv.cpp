@@ -1,6 +1,6 @@
 #include "kernels/int8/qconv.h"
 
-#include <emmintrin.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -105,6 +105,35 @@ constexpr int64_t kIm2colSlack = 64;
 // Kernel rows of at most this many taps take the wide path.
 constexpr int64_t kWideMaxKh = 16;
 
+// The moves of im2col_wide's inside pixels: cnt rows of kp bytes at d, each k_h moves of W bytes
+// (kernel row kh of pixel j from rows[kh] + off + j * step, to d + j * kp + kh * run).
+template <int W>
+void wide_moves(const uint8_t* const* rows, int64_t k_h, int64_t run, int64_t off, int64_t step, uint8_t* d, int64_t kp,
+                int64_t cnt) {
+  for (int64_t j = 0; j < cnt; ++j, d += kp, off += step) {
+    uint8_t* dd = d;
+    for (int64_t kh = 0; kh < k_h; ++kh, dd += run) std::memcpy(dd, rows[kh] + off, W);
+  }
+}
+
+// The same compiled for AVX2 (every int8 path above scalar has it): a 32-byte move is one YMM
+// load and store instead of two XMM ones, and a stem's 21-byte kernel rows are stored 21 bytes
+// apart, so that many stores cross a cache line: half the stores took the moves from 11% of
+// resnet18's stem to 7% (perf on qconv_bench r18_conv1_7x7s2).
+// (Intrinsics: GCC's generic tuning splits a 32-byte memcpy into two XMM moves even here.)
+template <int W>
+__attribute__((target("avx2"))) void wide_moves_avx2(const uint8_t* const* rows, int64_t k_h, int64_t run, int64_t off,
+                                                     int64_t step, uint8_t* d, int64_t kp, int64_t cnt) {
+  static_assert(W % 32 == 0);
+  for (int64_t j = 0; j < cnt; ++j, d += kp, off += step) {
+    uint8_t* dd = d;
+    for (int64_t kh = 0; kh < k_h; ++kh, dd += run)
+      for (int i = 0; i < W; i += 32)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dd + i),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[kh] + off + i)));
+  }
+}
+
 // im2col_run for a short kernel row (run = k_w * C <= W bytes, one group, no dilation, no sign
 // flip: a stem's 3 channels): pixel by pixel, each inside kernel row copied as one W-byte move
 // (constant size: a few vector moves, where an exact copy of 9 or 21 bytes is several overlapping
@@ -115,7 +144,7 @@ constexpr int64_t kWideMaxKh = 16;
 // would pass the end of X, and the pixels with padded taps, are copied exactly.
 template <int W>
 void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, int64_t n, int64_t oh, int64_t ow0,
-                 int64_t cnt, int64_t lo, int64_t hi, uint8_t pad, uint8_t* dst, int64_t kp) {
+                 int64_t cnt, int64_t lo, int64_t hi, uint8_t pad, uint8_t* dst, int64_t kp, bool avx2) {
   const int64_t C = s.in_c, run = s.k_w * C;
   const uint8_t* rows[kWideMaxKh];
   for (int64_t kh = 0; kh < s.k_h; ++kh) {
@@ -152,11 +181,10 @@ void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, i
   for (int64_t j = 0; j < j_lo; ++j) general(j);
   if (j_hi > j_lo) {
     const int64_t off0 = ((ow0 + j_lo) * s.stride_w - s.pad_l) * C;
-    uint8_t* d = dst + j_lo * kp;
-    int64_t off = off0;
-    for (int64_t j = j_lo; j < j_hi; ++j, d += kp, off += step) {
-      uint8_t* dd = d;
-      for (int64_t kh = 0; kh < k_h; ++kh, dd += run) std::memcpy(dd, rows[kh] + off, W);
+    if (avx2 && W >= 32) {
+      wide_moves_avx2<W < 32 ? 32 : W>(rows, k_h, run, off0, step, dst + j_lo * kp, kp, j_hi - j_lo);
+    } else {
+      wide_moves<W>(rows, k_h, run, off0, step, dst + j_lo * kp, kp, j_hi - j_lo);
     }
   }
   for (int64_t j = j_hi; j < cnt; ++j) general(j);
@@ -167,7 +195,7 @@ void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, i
 // are all inside is one copy of k_w * C bytes (one group, no dilation, no sign flip). x_end: the
 // end of X.
 void im2col_run(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, int64_t n, int64_t oh, int64_t ow0,
-                int64_t cnt, int64_t c0, int64_t Cg, uint8_t pad, uint8_t flip, uint8_t* dst, int64_t kp) {
+                int64_t cnt, int64_t c0, int64_t Cg, uint8_t pad, uint8_t flip, uint8_t* dst, int64_t kp, bool avx2) {
   const int64_t C = s.in_c, run = s.k_w * Cg;
   const bool contiguous = Cg == C && s.dil_w == 1 && !flip;
   // Pixels [lo, hi) of the output row have every tap inside horizontally.
@@ -175,9 +203,9 @@ void im2col_run(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, in
   const int64_t lo = (s.pad_l + s.stride_w - 1) / s.stride_w;
   const int64_t hi = s.in_w - 1 + s.pad_l - reach >= 0 ? (s.in_w - 1 + s.pad_l - reach) / s.stride_w + 1 : 0;
   if (contiguous && s.k_h <= kWideMaxKh && run <= 64) {
-    if (run <= 16) return im2col_wide<16>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp);
-    if (run <= 32) return im2col_wide<32>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp);
-    return im2col_wide<64>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp);
+    if (run <= 16) return im2col_wide<16>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp, avx2);
+    if (run <= 32) return im2col_wide<32>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp, avx2);
+    return im2col_wide<64>(x, x_end, s, n, oh, ow0, cnt, lo, hi, pad, dst, kp, avx2);
   }
   for (int64_t kh = 0; kh < s.k_h; ++kh, dst += run) {
     const int64_t ih = oh * s.stride_h - s.pad_t + kh * s.dil_h;
@@ -357,6 +385,91 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const u
   }
 }
 
+bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, uint8_t* y,
+                                ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
+  const int64_t C = s.in_c, OC = s.out_c, M = s.batch * s.out_h * s.out_w;
+  if (s.group != 1 || s.dil_w != 1 || C % 4 != 0 || need_row_sums_ || !qgemm_segmented_supported(isa_)) return false;
+  const bool padded = s.pad_t || s.pad_l || s.pad_b || s.pad_r || spec_.signed_act;
+  const int64_t Hp = s.in_h + s.pad_t + s.pad_b, Wp = s.in_w + s.pad_l + s.pad_r;
+  // Every tap inside the padded input (a shape whose output is larger than its pads allow goes
+  // the im2col way, which reads only what is there).
+  if ((s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h >= Hp || (s.out_w - 1) * s.stride_w + s.k_w - 1 >= Wp)
+    return false;
+  const QPackedB& pb = packed_[0];
+  // Tasks: blocks of about 120 rows, a multiple of the 4-vector tile's 5 rows where possible, and
+  // with few blocks ranges of panels as well (as run_gemm).
+  const int64_t blocks0 = (M + 119) / 120, rb = ((M + blocks0 - 1) / blocks0 + 4) / 5 * 5;
+  const int64_t blocks = (M + rb - 1) / rb, panels = pb.panels();
+  const int threads = pool ? pool->threads_for(static_cast<double>(M) * pb.k() * OC / kMacsPerNs) : 1;
+  const int64_t want_tasks = threads > 1 ? 4 * threads : 1;
+  const int64_t chunks = blocks < want_tasks ? std::min(panels, (want_tasks + blocks - 1) / blocks) : 1;
+  const int64_t per_chunk = (panels + chunks - 1) / chunks, tasks = blocks * chunks;
+  const int nt = static_cast<int>(std::min<int64_t>(threads, tasks));
+  const size_t xp_bytes = padded ? (static_cast<size_t>(s.batch * Hp * Wp * C) + 63) / 64 * 64 : 0;
+  const size_t ptr_bytes = static_cast<size_t>(rb) * sizeof(const uint8_t*);
+  uint8_t* buf = static_cast<uint8_t*>(scratch(xp_bytes + ptr_bytes * static_cast<size_t>(nt) + 64));
+  buf = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buf) + 63) / 64 * 64);
+  const uint8_t* src = x;
+  if (padded) {
+    // The input with its pads (X's zero point) and int8 flipped to uint8, row by row.
+    const uint8_t pad = static_cast<uint8_t>(x_zero_u8_), flip = spec_.signed_act ? 0x80 : 0x00;
+    const int64_t row_bytes = Wp * C, in_row = s.in_w * C;
+    auto rows_fn = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        uint8_t* d = buf + r * row_bytes;
+        const int64_t ih = r % Hp - s.pad_t;
+        if (ih < 0 || ih >= s.in_h) {
+          std::memset(d, pad, static_cast<size_t>(row_bytes));
+          continue;
+        }
+        const uint8_t* from = x + ((r / Hp) * s.in_h + ih) * in_row;
+        std::memset(d, pad, static_cast<size_t>(s.pad_l * C));
+        uint8_t* mid = d + s.pad_l * C;
+        if (flip) {
+          for (int64_t i = 0; i < in_row; ++i) mid[i] = from[i] ^ flip;
+        } else {
+          std::memcpy(mid, from, static_cast<size_t>(in_row));
+        }
+        std::memset(mid + in_row, pad, static_cast<size_t>(s.pad_r * C));
+      }
+    };
+    // About 16 bytes per ns streamed (ThreadPool's rough rate).
+    if (pool) {
+      pool->parallel_for_cost(s.batch * Hp, static_cast<double>(row_bytes) / 16.0, rows_fn);
+    } else {
+      rows_fn(0, s.batch * Hp);
+    }
+    src = buf;
+  }
+  const uint8_t** ptrs = reinterpret_cast<const uint8_t**>(buf + xp_bytes);
+  const int64_t seg_stride = s.dil_h * Wp * C;
+  std::atomic<int64_t> next{0};
+  auto work = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const uint8_t** rows = ptrs + t * rb;
+      for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+        const int64_t blk = task / chunks, p0 = (task % chunks) * per_chunk;
+        const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
+        // Row i: output pixel (n, oh, ow), its first tap at padded (oh * stride_h, ow * stride_w).
+        for (int64_t i = 0; i < m;) {
+          const int64_t row = m0 + i, ow0 = row % s.out_w, oh = (row / s.out_w) % s.out_h, n = row / (s.out_w * s.out_h);
+          const int64_t cnt = std::min(m - i, s.out_w - ow0);
+          const uint8_t* p = src + ((n * Hp + oh * s.stride_h) * Wp + ow0 * s.stride_w) * C;
+          for (int64_t j = 0; j < cnt; ++j) rows[i + j] = p + j * s.stride_w * C;
+          i += cnt;
+        }
+        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, y + m0 * OC, OC, ep.offset(m0, 0), p0, p0 + per_chunk);
+      }
+    }
+  };
+  if (nt > 1) {
+    pool->parallel_for(nt, work, 1);
+  } else {
+    work(0, 1);
+  }
+  return true;
+}
+
 void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                             const std::function<void*(size_t)>& scratch) const {
   const int64_t G = s.group, Cg = s.in_c / G, OCg = s.out_c / G, OC = s.out_c, C = s.in_c;
@@ -373,6 +486,7 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
     qgemm(packed_[0], x, C, M, y, OC, ep, pool);
     return;
   }
+  if (run_implicit(s, x, ep, y, pool, scratch)) return;
   const int64_t kp = packed_[0].kp(), K = packed_[0].k();
   const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
   const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
@@ -406,7 +520,7 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
             const int64_t row = m0 + i, ow0 = row % s.out_w;
             const int64_t cnt = std::min(m - i, s.out_w - ow0);
             im2col_run(x, x_end, s, row / (s.out_w * s.out_h), (row / s.out_w) % s.out_h, ow0, cnt, g * Cg, Cg, pad,
-                       flip, col + i * kp, kp);
+                       flip, col + i * kp, kp, isa_ != Int8Isa::Scalar);
             for (int64_t j = 0; j < cnt; ++j) fill_bytes(col + (i + j) * kp + K, 0, kp - K);
             i += cnt;
           }

@@ -7,7 +7,11 @@
 // one band of output rows per thread; else vpdpwssd on
 // widened bytes; scalar otherwise). Everything else on the int8 GEMM core
 // (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
-// unpadded conv reads X in place (C % 4 == 0); otherwise rows of im2col (kh, kw, c order, padded
+// unpadded conv reads X in place (C % 4 == 0). On AVX512-VNNI, with one group, C % 4 == 0 and
+// no weight zero points, the GEMM is implicit: X is copied once with its pads (X's zero point;
+// int8 flipped to uint8; no copy without pads) and each pixel's row of A is read in place as k_h
+// segments of k_w * C contiguous bytes, one per kernel row (qgemm_rows_segmented); rows in blocks
+// of about 120 pixels. Otherwise rows of im2col (kh, kw, c order, padded
 // taps filled with X's zero point so they contribute nothing; with one group the taps of a kernel
 // row are one copy) are built per block of rows in scratch, one group at a time. Threads take
 // tasks of one row block and a range of weight panels (panels split when the output has few rows).
@@ -65,6 +69,10 @@ class QConvWeights {
  private:
   void run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                 const std::function<void*(size_t)>& scratch) const;
+  // The implicit GEMM (AVX512-VNNI, one group, C % 4 == 0, no dilation along W, no weight zero
+  // points): false when it does not apply.
+  bool run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, uint8_t* y, ThreadPool* pool,
+                    const std::function<void*(size_t)>& scratch) const;
   void run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                      const std::function<void*(size_t)>& scratch) const;
 

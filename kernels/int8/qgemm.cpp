@@ -134,6 +134,20 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
   }
 }
 
+bool qgemm_segmented_supported(Int8Isa isa) { return isa == Int8Isa::Avx512Vnni; }
+
+void qgemm_rows_segmented(const QPackedB& b, const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
+                          void* c, int64_t ldc, const QEpilogue& ep, int64_t p0, int64_t p1) {
+  if (!qgemm_segmented_supported(b.isa()) || nseg <= 0 || b.k() % (4 * nseg) != 0)
+    throw_internal("qgemm_rows_segmented: needs AVX512-VNNI and segments of whole groups of 4 bytes");
+  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  for (int64_t p = p0; p < std::min(p1, b.panels()); ++p) {
+    const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
+    qpanel_seg_avx512vnni(rows, nseg, seg_stride, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize,
+                          ldc, ep.offset(0, n0));
+  }
+}
+
 void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c, int64_t ldc, const QEpilogue& ep,
            ThreadPool* pool) {
   if (M <= 0 || b.n() <= 0) return;

@@ -120,6 +120,14 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
 void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
                 const QEpilogue& ep, int64_t p0, int64_t p1);
 
+// Rows given by pointers (an implicit-GEMM convolution reads its taps in place): row i of A is
+// nseg segments of K / nseg bytes, segment s at rows[i] + s * seg_stride; K % (4 * nseg) == 0
+// (so kp == K and nothing past a segment is read). Panels [p0, p1), as qgemm_rows. Only on the
+// ISAs where qgemm_segmented_supported (AVX512-VNNI).
+bool qgemm_segmented_supported(Int8Isa isa);
+void qgemm_rows_segmented(const QPackedB& b, const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
+                          void* c, int64_t ldc, const QEpilogue& ep, int64_t p0, int64_t p1);
+
 // The same for M rows, spread over the pool (nullptr: the calling thread). Columns [n0, n1) of B
 // only when n1 > n0 (c then points at column n0; ep's column arrays at n0 too).
 void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c, int64_t ldc, const QEpilogue& ep,

@@ -32,9 +32,13 @@ namespace {
 // vpermd and clamped to [qmin, qmax] on bytes: one store per row instead of one per vector (with
 // the residual: resnet18's residual 3x3 layers at 56x56 were 50-100 us slower than the others on
 // QEpilogueAvx512's one narrowing store per vector).
-template <int MR, int NV, bool BYTES, bool RES = false>
-void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
-          int64_t ldc, const QEpilogue& ep) {
+//
+// SEG: the rows are given by pointers (rp), each row nseg segments of kq / nseg groups of 4 bytes,
+// segment s at rp[r] + s * seg_stride (qgemm_rows_segmented: an implicit-GEMM conv, one segment
+// per kernel row read in place).
+template <int MR, int NV, bool BYTES, bool RES = false, bool SEG = false>
+void tile(const uint8_t* a, int64_t lda, const uint8_t* const* rp, int64_t nseg, int64_t seg_stride, int64_t m,
+          const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
   __m512i acc[MR][NV];
   const uint8_t* ar[MR];
   __m512i start[NV];
@@ -48,22 +52,30 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
-    ar[r] = a + std::min<int64_t>(r, m - 1) * lda;  // rows past m repeat the last one (not stored)
+    // Rows past m repeat the last one (not stored).
+    ar[r] = SEG ? rp[std::min<int64_t>(r, m - 1)] : a + std::min<int64_t>(r, m - 1) * lda;
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = start[v];
   }
   const int64_t bstep = w * 4;
-  for (int64_t q = 0; q < kq; ++q) {
-    __m512i b[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b[v] = _mm512_load_si512(bp + q * bstep + v * 64);
+  const int64_t segs = SEG ? nseg : 1, skq = SEG ? kq / nseg : kq;
+  for (int64_t sg = 0; sg < segs; ++sg) {
+    const uint8_t* as[MR];
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      int32_t x;
-      std::memcpy(&x, ar[r] + q * 4, 4);
-      const __m512i bc = _mm512_set1_epi32(x);
+    for (int r = 0; r < MR; ++r) as[r] = ar[r] + (SEG ? sg * seg_stride : 0);
+    const int8_t* bs = bp + sg * skq * bstep;
+    for (int64_t q = 0; q < skq; ++q) {
+      __m512i b[NV];
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bc, b[v]);
+      for (int v = 0; v < NV; ++v) b[v] = _mm512_load_si512(bs + q * bstep + v * 64);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        int32_t x;
+        std::memcpy(&x, as[r] + q * 4, 4);
+        const __m512i bc = _mm512_set1_epi32(x);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bc, b[v]);
+      }
     }
   }
   if constexpr (BYTES) {
@@ -132,38 +144,63 @@ void tile(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq
   }
 }
 
-template <int MR, int NV, bool BYTES, bool RES = false>
-void rows(const uint8_t* a, int64_t lda, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c,
-          int64_t ldc, const QEpilogue& ep) {
+// The rows of A: a + i * lda, or (SEG) rp[i] with segments.
+struct ARows {
+  const uint8_t* a;
+  int64_t lda;
+  const uint8_t* const* rp;
+  int64_t nseg, seg_stride;
+};
+
+template <int MR, int NV, bool BYTES, bool RES = false, bool SEG = false>
+void rows(const ARows& A, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c, int64_t ldc,
+          const QEpilogue& ep) {
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
   auto at = [&](int64_t i) { return static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize); };
+  auto run = [&](auto tile_fn, int64_t i, int64_t cnt) {
+    tile_fn(A.a + (SEG ? 0 : i * A.lda), A.lda, SEG ? A.rp + i : nullptr, A.nseg, A.seg_stride, cnt, bp, kq, w, n,
+            at(i), ldc, ep.offset(i, 0));
+  };
   int64_t i = 0;
-  for (; i + MR <= m; i += MR) tile<MR, NV, BYTES, RES>(a + i * lda, lda, MR, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  for (; i + MR <= m; i += MR) run(tile<MR, NV, BYTES, RES, SEG>, i, MR);
   if (i == m) return;
   // The last rows: with 4 vectors a tile of their own height (a 7x7 map's 49 rows would
   // otherwise compute 54), else a full tile that repeats the last row.
   const int64_t left = m - i;
   if constexpr (NV == 4) {
     switch (left) {
-      case 1: return tile<1, NV, BYTES, RES>(a + i * lda, lda, 1, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 2: return tile<2, NV, BYTES, RES>(a + i * lda, lda, 2, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 3: return tile<3, NV, BYTES, RES>(a + i * lda, lda, 3, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
-      case 4: return tile<4, NV, BYTES, RES>(a + i * lda, lda, 4, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+      case 1: return run(tile<1, NV, BYTES, RES, SEG>, i, 1);
+      case 2: return run(tile<2, NV, BYTES, RES, SEG>, i, 2);
+      case 3: return run(tile<3, NV, BYTES, RES, SEG>, i, 3);
+      case 4: return run(tile<4, NV, BYTES, RES, SEG>, i, 4);
       default: break;
     }
   }
-  tile<MR, NV, BYTES, RES>(a + i * lda, lda, left, bp, kq, w, n, at(i), ldc, ep.offset(i, 0));
+  run(tile<MR, NV, BYTES, RES, SEG>, i, left);
 }
 
-template <bool BYTES, bool RES = false>
-void panel_fn(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
-           const QEpilogue& ep) {
+template <bool BYTES, bool RES = false, bool SEG = false>
+void panel_fn(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
+              const QEpilogue& ep) {
   const int64_t nv = (n + 15) / 16, w = nv * 16;
   switch (nv) {
-    case 4: rows<5, 4, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 3: rows<8, 3, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    case 2: rows<8, 2, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
-    default: rows<16, 1, BYTES, RES>(a, lda, m, panel, kq, w, n, c, ldc, ep); break;
+    case 4: rows<5, 4, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
+    case 3: rows<8, 3, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
+    case 2: rows<8, 2, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
+    default: rows<16, 1, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
+  }
+}
+
+template <bool SEG>
+void dispatch(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
+              const QEpilogue& ep) {
+  const bool bytes = (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) && !ep.row_sums;
+  if (bytes && ep.residual) {
+    panel_fn<true, true, SEG>(A, m, panel, kq, n, c, ldc, ep);
+  } else if (bytes) {
+    panel_fn<true, false, SEG>(A, m, panel, kq, n, c, ldc, ep);
+  } else {
+    panel_fn<false, false, SEG>(A, m, panel, kq, n, c, ldc, ep);
   }
 }
 
@@ -171,14 +208,12 @@ void panel_fn(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int
 
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep) {
-  const bool bytes = (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) && !ep.row_sums;
-  if (bytes && ep.residual) {
-    panel_fn<true, true>(a, lda, m, panel, kq, n, c, ldc, ep);
-  } else if (bytes) {
-    panel_fn<true>(a, lda, m, panel, kq, n, c, ldc, ep);
-  } else {
-    panel_fn<false>(a, lda, m, panel, kq, n, c, ldc, ep);
-  }
+  dispatch<false>(ARows{a, lda, nullptr, 1, 0}, m, panel, kq, n, c, ldc, ep);
+}
+
+void qpanel_seg_avx512vnni(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
+                           const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
+  dispatch<true>(ARows{nullptr, 0, rows, nseg, seg_stride}, m, panel, kq, n, c, ldc, ep);
 }
 
 }  // namespace fusor::int8

@@ -24,6 +24,10 @@ void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* pane
                     int64_t ldc, const QEpilogue& ep);
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep);
+// The same with rows given by pointers, each nseg segments of kq / nseg groups of 4 bytes, segment
+// s of row i at rows[i] + s * seg_stride (qgemm_rows_segmented).
+void qpanel_seg_avx512vnni(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
+                           const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep);
 
 // Byte offset of B element (k, column j) inside a panel of width w (columns rounded up to the
 // ISA's vector): VNNI/scalar layout [k / 4][w][k % 4]; AVX2 layout [k / 2][w][k % 2] of int16.

@@ -1,6 +1,7 @@
 // The int8 NHWC convolution (kernels/int8/qconv.h) against plain loops over the QDQ definition, on
 // every int8 path the machine runs: im2col with padding (small and large channel counts, strides,
-// dilation, groups), the in-place 1x1 path, depthwise, int8 and uint8 activations, uint8 weights
+// dilation, groups), the implicit GEMM (rows read in place from X or its padded copy), the in-place
+// 1x1 path, depthwise, int8 and uint8 activations, uint8 weights
 // with per-channel zero points, the residual epilogue, batches, one and two threads, and outputs
 // too small to split by rows. The integer sums are exact, so a result may differ from the
 // double-precision definition only by one step where float rounding breaks a tie differently.
@@ -22,6 +23,7 @@ struct Case {
   const char* name;
   int64_t batch, c, h, w, oc, kh, kw, stride, pad, dil, group;
   bool signed_act = false, uint8_weights = false, residual = false;
+  int64_t dil_h = 0;  // 0: dil
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -32,9 +34,10 @@ TEST_P(QConvTest, MatchesLoops) {
   const Case t = GetParam();
   Conv2dShape s;
   s.batch = t.batch, s.in_c = t.c, s.in_h = t.h, s.in_w = t.w, s.out_c = t.oc, s.k_h = t.kh, s.k_w = t.kw;
-  s.stride_h = s.stride_w = t.stride, s.dil_h = s.dil_w = t.dil, s.group = t.group;
+  const int64_t dil_h = t.dil_h ? t.dil_h : t.dil;
+  s.stride_h = s.stride_w = t.stride, s.dil_h = dil_h, s.dil_w = t.dil, s.group = t.group;
   s.pad_t = s.pad_l = s.pad_b = s.pad_r = t.pad;
-  s.out_h = (t.h + 2 * t.pad - t.dil * (t.kh - 1) - 1) / t.stride + 1;
+  s.out_h = (t.h + 2 * t.pad - dil_h * (t.kh - 1) - 1) / t.stride + 1;
   s.out_w = (t.w + 2 * t.pad - t.dil * (t.kw - 1) - 1) / t.stride + 1;
   const int64_t cg = t.c / t.group, ocg = t.oc / t.group, taps = t.kh * t.kw;
   const int64_t out_n = t.batch * s.out_h * s.out_w * t.oc;
@@ -77,7 +80,7 @@ TEST_P(QConvTest, MatchesLoops) {
           for (int64_t c = 0; c < cg; ++c)
             for (int64_t i = 0; i < t.kh; ++i)
               for (int64_t j = 0; j < t.kw; ++j) {
-                const int64_t ih = oh * t.stride - t.pad + i * t.dil, iw = ow * t.stride - t.pad + j * t.dil;
+                const int64_t ih = oh * t.stride - t.pad + i * dil_h, iw = ow * t.stride - t.pad + j * t.dil;
                 if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
                 const int64_t xi = ((n * t.h + ih) * t.w + iw) * t.c + g * cg + c;
                 acc += static_cast<int64_t>(xv(xi) - spec.x.zero_point) * (wv((o * cg + c) * taps + i * t.kw + j) - wz[o]);
@@ -138,6 +141,12 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"k3_residual_oc80", 1, 24, 7, 9, 80, 3, 3, 1, 1, 1, 1, false, false, true},
                     Case{"k1_residual_oc48_signed", 1, 32, 5, 6, 48, 1, 1, 1, 0, 1, 1, true, false, true},
                     Case{"k3_dilated", 1, 8, 9, 10, 24, 3, 3, 1, 2, 2, 1},
+                    // The implicit GEMM: stride 2 with pads on a batch, kernel rows dilated along H
+                    // only (segments 2 padded rows apart), an unpadded stride-2 5x5 on int8 (the
+                    // flipped copy without pads).
+                    Case{"k3_s2_c12_batch2", 2, 12, 11, 13, 72, 3, 3, 2, 1, 1, 1},
+                    Case{"k3_dilated_h_only", 1, 8, 10, 9, 40, 3, 3, 1, 2, 1, 1, false, false, false, 2},
+                    Case{"k5_s2_unpadded_signed_residual", 1, 16, 13, 12, 64, 5, 5, 2, 0, 1, 1, true, false, true},
                     Case{"k5_s2_uint8_weights", 1, 12, 12, 13, 40, 5, 5, 2, 2, 1, 1, false, true},
                     Case{"k1_inplace", 1, 32, 6, 7, 48, 1, 1, 1, 0, 1, 1},
                     Case{"k1_s2", 1, 24, 9, 9, 40, 1, 1, 2, 0, 1, 1},
