@@ -44,7 +44,8 @@ struct ThreadPool::Impl {
   // The current job, written by the caller before it opens the job; read by the workers that
   // joined it while it was open.
   const Fn* fn = nullptr;
-  int64_t n = 0, chunk = 1;
+  // [0, n) in `chunks` chunks of q or q + 1 items, the longer ones first (see chunk_range).
+  int64_t n = 0, chunks = 1;
   alignas(64) std::atomic<int64_t> next{0};
   // (seq << 1) | open. A worker joins a job by counting itself in `active`, then checking the
   // job is still open; the caller closes the job once its own chunks are done and waits only
@@ -59,14 +60,16 @@ struct ThreadPool::Impl {
   uint32_t seq = 0;
 
   void run_chunks() {
+    const int64_t q = n / chunks, r = n % chunks;
     try {
       for (;;) {
-        const int64_t b = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (b >= n) break;
-        (*fn)(b, std::min(n, b + chunk));
+        const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+        if (c >= chunks) break;
+        const int64_t b = c * q + std::min(c, r);
+        (*fn)(b, b + q + (c < r ? 1 : 0));
       }
     } catch (...) {
-      next.store(n, std::memory_order_relaxed);  // the others stop at their next chunk
+      next.store(chunks, std::memory_order_relaxed);  // the others stop at their next chunk
       std::lock_guard lock(error_mu);
       if (!error) error = std::current_exception();
     }
@@ -128,7 +131,7 @@ int ThreadPool::threads_for(double work_ns) const {
   return static_cast<int>(std::min<double>(num_threads_, std::floor(work_ns / kMinShareNs)));
 }
 
-void ThreadPool::fork_join(int64_t n, int64_t chunk, int workers, const Fn& fn) {
+void ThreadPool::fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn) {
   std::unique_lock call_lock(impl_->call_mu, std::try_to_lock);
   if (!call_lock.owns_lock()) {  // another run is using the pool: do it here rather than wait
     fn(0, n);
@@ -137,7 +140,7 @@ void ThreadPool::fork_join(int64_t n, int64_t chunk, int workers, const Fn& fn) 
   Impl& im = *impl_;
   im.fn = &fn;
   im.n = n;
-  im.chunk = chunk;
+  im.chunks = chunks;
   im.next.store(0, std::memory_order_relaxed);
   im.error = nullptr;
   ++im.seq;
@@ -166,14 +169,14 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
     fn(0, n);
     return;
   }
-  const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, static_cast<int64_t>(num_threads_) * 4);
-  const int64_t chunk = std::max(grain, (n + chunks - 1) / chunks);
-  const int workers = static_cast<int>(std::min<int64_t>(num_threads_, (n + chunk - 1) / chunk)) - 1;
+  // Four chunks per thread, each at least `grain` long.
+  const int64_t chunks = std::min<int64_t>(n / grain, static_cast<int64_t>(num_threads_) * 4);
+  const int workers = static_cast<int>(std::min<int64_t>(num_threads_, chunks)) - 1;
   if (workers <= 0) {
     fn(0, n);
     return;
   }
-  fork_join(n, chunk, workers, fn);
+  fork_join(n, chunks, workers, fn);
 }
 
 void ThreadPool::parallel_for_cost(int64_t n, double item_ns, const Fn& fn) {
@@ -184,14 +187,14 @@ void ThreadPool::parallel_for_cost(int64_t n, double item_ns, const Fn& fn) {
     return;
   }
   // Four chunks per thread for balance, but none much cheaper than the fork-join itself.
-  const int64_t min_chunk = item_ns > 0 ? static_cast<int64_t>(std::ceil(1000.0 / item_ns)) : 1;
-  const int64_t chunk = std::max<int64_t>({1, min_chunk, (n + 4 * t - 1) / (4 * t)});
-  const int workers = static_cast<int>(std::min<int64_t>(t, (n + chunk - 1) / chunk)) - 1;
+  const int64_t min_chunk = item_ns > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(1000.0 / item_ns))) : 1;
+  const int64_t chunks = std::min<int64_t>(n / min_chunk, 4 * t);
+  const int workers = static_cast<int>(std::min<int64_t>(t, chunks)) - 1;
   if (workers <= 0) {
     fn(0, n);
     return;
   }
-  fork_join(n, chunk, workers, fn);
+  fork_join(n, chunks, workers, fn);
 }
 
 ThreadPool& ThreadPool::serial() {

@@ -3,8 +3,10 @@
 // Contract (for kernel writers):
 // - parallel_for(n, fn, grain) calls fn(begin, end) over disjoint chunks covering [0, n), on the
 //   workers and the calling thread, and returns when every chunk is done. Chunks are at least
-//   `grain` items long (except the last); chunks are claimed dynamically, so a thread that
-//   arrives late (or never) only takes fewer chunks: fn must not assume which thread runs what.
+//   `grain` items long, about four per thread, their lengths differ by at most one item and the
+//   longer ones come first (10 items over 2 threads: 2, 2, 1 x 6, i.e. 5 each, not 2 x 5 chunks
+//   split 6 : 4); chunks are claimed dynamically, so a thread that arrives late (or never) only
+//   takes fewer chunks: fn must not assume which thread runs what.
 // - It runs fn(0, n) on the caller, with no fork-join, when n <= grain, when the pool has one
 //   thread, when called from inside another parallel_for (nested loops run serially), or when
 //   another run is using the pool at that moment (a concurrent Executor::run).
@@ -59,8 +61,9 @@ class ThreadPool {
   static ThreadPool& serial();
 
  private:
-  // Runs fn over [0, n) in chunks of `chunk` on the caller and `workers` workers.
-  void fork_join(int64_t n, int64_t chunk, int workers, const Fn& fn);
+  // Runs fn over [0, n) in `chunks` chunks (lengths differing by at most one, the longer first) on
+  // the caller and `workers` workers.
+  void fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -329,7 +329,14 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
     const RowSplit rs = plans[0].rs;
     const int32_t* lt = col_lt[0];
     const int64_t tiles = OH * rs.nt, units = s.batch * CBo;
-    const int64_t per_item = pool && flops > 2e6 ? std::max<int64_t>(1, tiles * units / (8 * threads)) : tiles;
+    int64_t per_item = pool && flops > 2e6 ? std::max<int64_t>(1, tiles * units / (8 * threads)) : tiles;
+    // Few items, not a multiple of the threads (13 blocks of 200 channels: 7 : 6 at best): planes
+    // cut in parts until they are.
+    for (int64_t parts = 2; pool && per_item == tiles && units % threads != 0 && units < 16 * threads && parts <= tiles;
+         ++parts) {
+      per_item = (tiles + parts - 1) / parts;
+      if (units * ((tiles + per_item - 1) / per_item) % threads == 0) break;
+    }
     const int64_t items_per_unit = (tiles + per_item - 1) / per_item;
     const nchwc_detail::RunFn run_fn = tk ? tk->depthwise_run(static_cast<int>(rs.R), static_cast<int>(ps)) : nullptr;
     const TileFn last_fn = tk && last_r(rs) != rs.R ? tk->depthwise(static_cast<int>(last_r(rs)), static_cast<int>(ps)) : nullptr;
@@ -363,7 +370,11 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   int64_t max_tiles = 1;
   for (const Plan& p : plans) max_tiles = std::max(max_tiles, OH * p.rs.nt);
   const int64_t units = s.batch * ngroups;
-  const int64_t split = pool && flops > 2e6 ? std::clamp<int64_t>((4 * threads + units - 1) / units, 1, max_tiles) : 1;
+  int64_t split = pool && flops > 2e6 ? std::clamp<int64_t>((4 * threads + units - 1) / units, 1, max_tiles) : 1;
+  // Few items, not a multiple of the threads (3 groups in 3 ranges: 9 items, 5 : 4 at best; 5
+  // groups: 3 : 2): more ranges until they are. Many items balance well enough as they are.
+  while (pool && units * split % threads != 0 && units * split < 16 * threads && split < max_tiles)
+    ++split;
   auto body = [&](int64_t i0, int64_t i1) {
     for (int64_t it = i0; it < i1; ++it) {
       const int64_t u = it / split, n = u / ngroups, gi = u % ngroups;

@@ -1,8 +1,10 @@
 // The intra-op pool (kernels/thread_pool.h): every index is covered exactly once, chunks respect
-// the grain, nested and concurrent calls, the cost model's serial cases run on the caller with
-// one chunk, exceptions reach the caller, and sleeping workers wake up for the next job.
+// the grain and differ by at most one item (the longer first), nested and concurrent calls, the
+// cost model's serial cases run on the caller with one chunk, exceptions reach the caller, and
+// sleeping workers wake up for the next job.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -35,6 +37,32 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
     EXPECT_EQ(pool.num_threads(), threads);
     for (int64_t n : {1, 2, 3, 7, 64, 1000, 100003})
       for (int64_t grain : {1, 5, 4096}) check_cover(pool, n, grain);
+  }
+}
+
+TEST(ThreadPool, ChunksDifferByAtMostOneLongerFirst) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {5, 9, 10, 13, 60, 1001})
+      for (int64_t grain : {1, 2}) {
+        std::mutex mu;
+        std::vector<std::pair<int64_t, int64_t>> chunks;
+        pool.parallel_for(n, [&](int64_t b, int64_t e) {
+          std::lock_guard lock(mu);
+          chunks.emplace_back(b, e);
+        }, grain);
+        std::sort(chunks.begin(), chunks.end());
+        ASSERT_FALSE(chunks.empty());
+        EXPECT_LE(static_cast<int64_t>(chunks.size()), 4 * threads) << "n " << n;
+        for (size_t i = 0; i < chunks.size(); ++i) {
+          const int64_t len = chunks[i].second - chunks[i].first;
+          EXPECT_GE(len, grain) << "n " << n;
+          EXPECT_LE(len - (chunks.back().second - chunks.back().first), 1) << "n " << n;
+          if (i > 0) {
+            EXPECT_LE(len, chunks[i - 1].second - chunks[i - 1].first) << "n " << n << " chunk " << i;
+          }
+        }
+      }
   }
 }
 
