@@ -332,7 +332,8 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
     int64_t per_item = pool && flops > 2e6 ? std::max<int64_t>(1, tiles * units / (8 * threads)) : tiles;
     // Few items, not a multiple of the threads (13 blocks of 200 channels: 7 : 6 at best): planes
     // cut in parts until they are.
-    for (int64_t parts = 2; pool && per_item == tiles && units % threads != 0 && units < 16 * threads && parts <= tiles;
+    const bool whole_planes = per_item == tiles;
+    for (int64_t parts = 2; pool && whole_planes && units % threads != 0 && units < 16 * threads && parts <= tiles;
          ++parts) {
       per_item = (tiles + parts - 1) / parts;
       if (units * ((tiles + per_item - 1) / per_item) % threads == 0) break;
@@ -373,7 +374,8 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   int64_t split = pool && flops > 2e6 ? std::clamp<int64_t>((4 * threads + units - 1) / units, 1, max_tiles) : 1;
   // Few items, not a multiple of the threads (3 groups in 3 ranges: 9 items, 5 : 4 at best; 5
   // groups: 3 : 2): more ranges until they are. Many items balance well enough as they are.
-  while (pool && units * split % threads != 0 && units * split < 16 * threads && split < max_tiles)
+  // (Only for convs worth splitting: a small one-group conv stays one item, on one thread.)
+  while (pool && flops > 2e6 && units * split % threads != 0 && units * split < 16 * threads && split < max_tiles)
     ++split;
   auto body = [&](int64_t i0, int64_t i1) {
     for (int64_t it = i0; it < i1; ++it) {
