@@ -319,6 +319,7 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
 
 void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                        const std::function<void*(size_t)>& scratch) const {
+  if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;  // nothing to write (an empty batch)
   if (depthwise_) {
     run_depthwise(s, x, z, y, pool, scratch);
   } else {

@@ -2,8 +2,8 @@
 // every int8 path the machine runs: im2col with padding (small and large channel counts, strides,
 // dilation, groups), the implicit GEMM (rows read in place from X or its padded copy), the in-place
 // 1x1 path, depthwise, int8 and uint8 activations, uint8 weights
-// with per-channel zero points, the residual epilogue, batches, one and two threads, and outputs
-// too small to split by rows. The integer sums are exact, so a result may differ from the
+// with per-channel zero points, the residual epilogue, batches (an empty one too), one and two
+// threads, and outputs too small to split by rows. The integer sums are exact, so a result may differ from the
 // double-precision definition only by one step where float rounding breaks a tie differently.
 #include <gtest/gtest.h>
 
@@ -166,7 +166,12 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"depthwise4_c96_wide", 1, 96, 6, 30, 96, 3, 3, 1, 1, 1, 96},
                     Case{"depthwise4_c16_s2_signed", 1, 16, 11, 13, 16, 3, 3, 2, 1, 1, 16, true},
                     Case{"depthwise4_7x7_c200_residual", 2, 200, 9, 10, 200, 7, 7, 1, 3, 1, 200, false, false, true},
-                    Case{"depthwise4_1x5_c144", 1, 144, 5, 17, 144, 1, 5, 1, 2, 1, 144}),
+                    Case{"depthwise4_1x5_c144", 1, 144, 5, 17, 144, 1, 5, 1, 2, 1, 144},
+                    // An empty batch: nothing to compute, nothing written (the row blocking
+                    // divided by zero blocks).
+                    Case{"k3_empty_batch", 0, 16, 6, 7, 32, 3, 3, 1, 1, 1, 1},
+                    Case{"k3_empty_batch_signed", 0, 3, 9, 9, 16, 3, 3, 2, 1, 1, 1, true},
+                    Case{"depthwise_empty_batch", 0, 32, 5, 5, 32, 3, 3, 1, 1, 1, 32}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 }  // namespace
