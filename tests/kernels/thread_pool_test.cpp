@@ -88,8 +88,10 @@ TEST(ThreadPool, WorkersWakeAfterSleeping) {
     std::atomic<int64_t> sum{0};
     std::mutex mu;
     std::set<std::thread::id> seen;
+    // 8 chunks of 5 ms: the woken worker has ~40 ms to be scheduled and take one, even on a
+    // loaded machine (with 1 ms chunks it once missed all 8 while two compiles ran beside it).
     pool.parallel_for(16, [&](int64_t b, int64_t e) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
       for (int64_t i = b; i < e; ++i) sum += i;
       std::lock_guard lock(mu);
       seen.insert(std::this_thread::get_id());
