@@ -181,11 +181,14 @@ void im2col_wide(const uint8_t* x, const uint8_t* x_end, const Conv2dShape& s, i
   for (int64_t j = 0; j < j_lo; ++j) general(j);
   if (j_hi > j_lo) {
     const int64_t off0 = ((ow0 + j_lo) * s.stride_w - s.pad_l) * C;
-    if (avx2 && W >= 32) {
-      wide_moves_avx2<W < 32 ? 32 : W>(rows, k_h, run, off0, step, dst + j_lo * kp, kp, j_hi - j_lo);
-    } else {
-      wide_moves<W>(rows, k_h, run, off0, step, dst + j_lo * kp, kp, j_hi - j_lo);
+    bool moved = false;
+    if constexpr (W >= 32) {
+      if (avx2) {
+        wide_moves_avx2<W>(rows, k_h, run, off0, step, dst + j_lo * kp, kp, j_hi - j_lo);
+        moved = true;
+      }
     }
+    if (!moved) wide_moves<W>(rows, k_h, run, off0, step, dst + j_lo * kp, kp, j_hi - j_lo);
   }
   for (int64_t j = j_hi; j < cnt; ++j) general(j);
 }
