@@ -23,12 +23,19 @@ Options:
                      inputs (compare_ort.py --steps, --seeds)
   --json FILE        also write every row as JSON lines to FILE
   --fusor BIN        (default build/bin/fusor)
-  --int8             add the int8 QDQ set (INT8 below) to the models run by default
+  --int8             add the int8 sets (INT8 and DYN below) to the models run by default
   --list             print the set (and the int8 set) with its shapes and exit
 
 The int8 set (resnet18_qdq, mobilenet_v2_qdq, bert_like_qdq_s128) is the QDQ form ORT's
 quantize_static writes of those models, made by scripts/make_qdq_models.py into $FUSOR_QDQ_MODELS
-(default ~/.cache/fusor/qdq) when missing; name them, or pass --int8, to run them.
+(default ~/.cache/fusor/qdq) when missing; name them, or pass --int8, to run them. The dynamic
+set (bert_like_dyn_s128) is the form ORT's quantize_dynamic writes (DynamicQuantizeLinear ->
+MatMulInteger, int8 weights), made by scripts/make_dynamic_models.py into $FUSOR_DYN_MODELS
+(default ~/.cache/fusor/dyn). Its outputs are float and carry the noise of quantizing each
+activation with a scale computed at run time: float differences far below 1e-3 flip a value to
+the next step, and the flips grow through the layers (ORT's own outputs at disabled and all differ
+by 0.01 on bert_like, both 0.025 from the float model's), so --check compares them with an
+absolute floor of DYN_ATOL instead.
 """
 import json
 import math
@@ -66,8 +73,12 @@ SET = {
 # Statically quantized (QDQ, uint8 activations, per-channel int8 weights) forms of some of SET.
 # Their shapes are fixed when they are made (N=1, S=128): no shape flags.
 INT8 = {"resnet18_qdq": [], "mobilenet_v2_qdq": [], "bert_like_qdq_s128": []}
+# Dynamically quantized (quantize_dynamic's form) models, with the float model's shape flags.
+DYN = {"bert_like_dyn_s128": ["--dim", "N=1", "--dim", "S=128"]}
+DYN_ATOL = 0.05
 # Several rows can share one exported file.
-FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like", "bert_like_qdq_s128": "bert_like_qdq"}
+FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like", "bert_like_qdq_s128": "bert_like_qdq",
+        "bert_like_dyn_s128": "bert_like_dyn"}
 
 
 def model_path(name):
@@ -80,14 +91,17 @@ def model_path(name):
                 return os.path.join(assets, f)
         co.die("no PaddleOCR %s model in %s" % (kind, assets))
     stem = FILE.get(name, name)
-    if name in INT8:
-        base = stem[:-len("_qdq")]
-        d = os.environ.get("FUSOR_QDQ_MODELS") or os.path.expanduser("~/.cache/fusor/qdq")
-        p = os.path.join(d, base + ".onnx")
-        if not os.path.exists(p):
-            subprocess.run(["/usr/bin/python3", os.path.join(co.REPO, "scripts", "make_qdq_models.py"), base],
-                           check=True)
-        return p
+    # A quantized model: (suffix of its name, directory variable, default directory, maker script).
+    kinds = [(INT8, "_qdq", "FUSOR_QDQ_MODELS", "qdq", "make_qdq_models.py"),
+             (DYN, "_dyn", "FUSOR_DYN_MODELS", "dyn", "make_dynamic_models.py")]
+    for names, suffix, var, sub, maker in kinds:
+        if name in names:
+            base = stem[:-len(suffix)]
+            d = os.environ.get(var) or os.path.expanduser("~/.cache/fusor/" + sub)
+            p = os.path.join(d, base + ".onnx")
+            if not os.path.exists(p):
+                subprocess.run(["/usr/bin/python3", os.path.join(co.REPO, "scripts", maker), base], check=True)
+            return p
     d = os.environ.get("FUSOR_MODELS") or os.path.expanduser("~/.cache/fusor/models")
     p = os.path.join(d, stem + ".onnx")
     if not os.path.exists(p):
@@ -105,7 +119,7 @@ def main(argv):
             "runs": 10, "warmup": 2, "rounds": 3, "dims": [], "rtol": None, "atol": 1e-5, "json": False,
             "check": False, "provider": None}
     json_file, models, i, int8 = None, [], 0, False
-    known = dict(SET, **INT8)
+    known = dict(SET, **INT8, **DYN)
     while i < len(argv):
         a = argv[i]
         val = lambda: argv[i + 1] if i + 1 < len(argv) else co.die(a + " needs a value")
@@ -117,6 +131,8 @@ def main(argv):
                 print("%-20s %s" % (n, " ".join(f)))
             for n, f in INT8.items():
                 print("%-20s %s  (int8: named or --int8)" % (n, " ".join(f)))
+            for n, f in DYN.items():
+                print("%-20s %s  (int8, dynamic: named or --int8)" % (n, " ".join(f)))
             return 0
         elif a == "--int8": int8 = True
         elif a == "--fusor": opts["fusor"] = val(); i += 1
@@ -137,7 +153,7 @@ def main(argv):
         elif a not in known: co.die("unknown model %s (known: %s)" % (a, ", ".join(known)))
         else: models.append(a)
         i += 1
-    models = models or list(SET) + (list(INT8) if int8 else [])
+    models = models or list(SET) + (list(INT8) + list(DYN) if int8 else [])
     if opts["rtol"] is None:
         opts["rtol"] = 1e-4 if opts["level"] == "disabled" else 1e-3
     if not os.path.exists(opts["fusor"]):
@@ -151,7 +167,8 @@ def main(argv):
         bad = []
         for m in models:
             opts["dims"], opts["fixed"] = known[m], m in INT8
-            if not co.check(opts, m, model_path(m)):
+            o = dict(opts, atol=max(opts["atol"], DYN_ATOL)) if m in DYN else opts
+            if not co.check(o, m, model_path(m)):
                 bad.append(m)
         print("agreement at %s: %d of %d models pass%s" % (opts["level"], len(models) - len(bad), len(models),
                                                          (" (failing: %s)" % ", ".join(bad)) if bad else ""))

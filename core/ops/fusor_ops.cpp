@@ -126,6 +126,13 @@ const std::vector<FusorOpSpec> kSpecs = {
      "transB:int=0 x_scale:float! x_zero_point:int=0 " ACTIVATION,
      "MatMul(DQ(A), DQ(B; BScale, BZero)) + Bias with a float result (ORT's MatMulIntegerToFloat), then an "
      "optional activation; A dequantized by (x_scale, x_zero_point).", "qmatmul_float"},
+    {"MatMulIntegerToFloat", "A:T1 B:T2 AScale:tensor(float) BScale:tensor(float) AZero?:T1 BZero?:T2 Bias?:tensor(float)",
+     "Y:tensor(float)", QTYPES, ACTIVATION,
+     "MatMul(DQ(A; AScale, AZero), DQ(B; BScale, BZero)) + Bias with a float result, then an optional "
+     "activation; unlike QMatMulFloat, A's scale and zero point are inputs (scalars) computed at run "
+     "time: the dynamic quantization of ORT's quantize_dynamic (DynamicQuantizeLinear -> MatMulInteger "
+     "-> Cast -> Mul by the scales). B per tensor or per column (its last axis); Bias per column.",
+     "qmatmul_float"},
     {"QAdd", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
      "Q(act(DQ(A) + DQ(B))) with ONNX broadcasting; act: \"\", Relu, Clip.", "as Add"},
     {"QMul", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,

@@ -37,6 +37,17 @@ void quantize_run(const float* x, float scale, int32_t zero_point, bool is_signe
   }
 }
 
+bool minmax_run(const float* x, int64_t n, float& lo, float& hi) {
+  if (use_avx512()) return minmax_run_avx512(x, n, lo, hi);
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+    nan = nan || std::isnan(x[i]);
+  }
+  return nan;
+}
+
 void dequantize_run(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n) {
   if (use_avx512()) return dequantize_run_avx512(x, is_signed, scale, zero_point, y, n);
   for (int64_t i = 0; i < n; ++i) {

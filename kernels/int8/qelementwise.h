@@ -1,5 +1,5 @@
 // Vectorized loops of the int8 elementwise kernels (internal to kernels/int8): quantized Add/Mul
-// rows, QuantizeLinear and DequantizeLinear on contiguous runs. Each has a scalar definition and,
+// rows, QuantizeLinear and DequantizeLinear on contiguous runs, the range of a float run. Each has a scalar definition and,
 // on AVX-512 machines, a vector one that agrees with it exactly (same float operations per
 // element, rounding to nearest even).
 #pragma once
@@ -25,11 +25,15 @@ void qbinary_run(const QBinaryConsts& q, const uint8_t* a, int64_t sa, const uin
 void quantize_run(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, int64_t n);
 // y = (x - zero_point) * scale (ONNX DequantizeLinear on one run sharing its parameters).
 void dequantize_run(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n);
+// lo = min(lo, x[i]) and hi = max(hi, x[i]) over the n elements, NaN elements skipped (the
+// comparisons of DynamicQuantizeLinear's reference); returns whether any element was NaN.
+bool minmax_run(const float* x, int64_t n, float& lo, float& hi);
 
 // The AVX-512 versions (same contracts); callers check the ISA.
 void qbinary_run_avx512(const QBinaryConsts& q, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, uint8_t* y,
                         int64_t n);
 void quantize_run_avx512(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, int64_t n);
 void dequantize_run_avx512(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n);
+bool minmax_run_avx512(const float* x, int64_t n, float& lo, float& hi);
 
 }  // namespace fusor::int8

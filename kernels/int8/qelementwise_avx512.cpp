@@ -4,6 +4,8 @@
 // GCC 12 reports its own _mm512_undefined_*() inside the conversion and min/max intrinsics as
 // maybe-uninitialized (as kernels/gemm/simd.h says).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The same placeholders inside the min/max reductions warn as -Wuninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <cmath>
 
@@ -53,6 +55,24 @@ void quantize_run_avx512(const float* x, float scale, int32_t zero_point, bool i
     r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r);  // NaN -> 0, as the scalar loop
     store16(y + i, _mm512_add_ps(r, z), lo, hi, m);
   }
+}
+
+bool minmax_run_avx512(const float* x, int64_t n, float& lo, float& hi) {
+  // _mm512_min_ps(v, acc) is v < acc ? v : acc, std::min(acc, v) of the scalar loop: a NaN v
+  // leaves acc as it is. Lanes past n load as 0, which the accumulators (starting at lo <= 0 <= hi
+  // for DynamicQuantizeLinear, in general at lo and hi) must not see: they are masked.
+  __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  __mmask16 nan = 0;
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    vlo = _mm512_mask_min_ps(vlo, m, v, vlo);
+    vhi = _mm512_mask_max_ps(vhi, m, v, vhi);
+    nan |= _mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q);
+  }
+  lo = _mm512_reduce_min_ps(vlo);
+  hi = _mm512_reduce_max_ps(vhi);
+  return nan != 0;
 }
 
 void dequantize_run_avx512(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n) {

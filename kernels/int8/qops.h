@@ -31,6 +31,7 @@ void qlookup(const uint8_t* x, bool x_signed, const uint8_t* table, uint8_t* y, 
 void register_int8_reference_kernels(KernelRegistry& r);
 void register_int8_conv_kernels(KernelRegistry& r);
 void register_int8_matmul_kernels(KernelRegistry& r);
+void register_int8_dynamic_matmul_kernels(KernelRegistry& r);
 void register_int8_binary_kernels(KernelRegistry& r);
 void register_int8_quantize_kernels(KernelRegistry& r);
 void register_int8_pool_kernels(KernelRegistry& r);

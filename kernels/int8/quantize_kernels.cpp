@@ -1,14 +1,18 @@
 // The fast ONNX QuantizeLinear and DequantizeLinear kernels, for what a QDQ graph keeps unfused:
 // float32 <-> uint8/int8, vectorized (kernels/int8/qelementwise.h) and split over the threads.
-// QuantizeLinear per tensor with a positive finite scale; DequantizeLinear per tensor or per axis.
-// Every other form (float16, int32, float8, a zero or non-finite scale) runs the reference.
+// QuantizeLinear per tensor with a positive finite scale; DequantizeLinear per tensor or per axis;
+// DynamicQuantizeLinear on float input. Every other form (float16, int32, float8, a zero or
+// non-finite scale, NaN in DynamicQuantizeLinear's input) runs the reference.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/common/axes.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/int8/qelementwise.h"
 #include "kernels/int8/qops.h"
+#include "kernels/reference/quant_util.h"
 #include "kernels/thread_pool.h"
 
 namespace fusor::int8 {
@@ -100,6 +104,54 @@ class FastDequantize : public FastKernel {
   int64_t axis_;
 };
 
+// DynamicQuantizeLinear: the range [min(0, min x), max(0, max x)] in chunks over the threads, then
+// QuantizeLinear's loop with scale = range / 255 and zero point round(-min / scale), computed as
+// the reference computes them (same float operations, so the same bytes).
+class FastDynamicQuantize : public FastKernel {
+ public:
+  explicit FastDynamicQuantize(const KernelInfo& info) : FastKernel(info) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    if (x.dtype() != DataType::Float) return fallback_->compute(ctx);
+    const float* px = x.data<float>();
+    const int64_t n = x.numel(), chunks = std::max<int64_t>(1, (n + kChunk - 1) / kChunk);
+    float lo = 0.0f, hi = 0.0f;
+    bool nan = false;
+    if (chunks == 1) {
+      nan = minmax_run(px, n, lo, hi);
+    } else {
+      // One (lo, hi, nan) per chunk, combined in order afterwards.
+      auto* part = static_cast<float*>(ctx.scratch(static_cast<size_t>(chunks) * 3 * sizeof(float)));
+      ctx.threads().parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          float l = 0.0f, h = 0.0f;
+          const int64_t b = c * kChunk;
+          const bool any = minmax_run(px + b, std::min(kChunk, n - b), l, h);
+          part[3 * c] = l, part[3 * c + 1] = h, part[3 * c + 2] = any ? 1.0f : 0.0f;
+        }
+      }, 1);
+      for (int64_t c = 0; c < chunks; ++c) {
+        lo = std::min(lo, part[3 * c]);
+        hi = std::max(hi, part[3 * c + 1]);
+        nan = nan || part[3 * c + 2] != 0.0f;
+      }
+    }
+    const float scale = (hi - lo) / 255.0f;
+    if (nan || !std::isfinite(scale)) return fallback_->compute(ctx);
+    const uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(-lo / scale);
+    Tensor& y = ctx.output(0, x.shape(), DataType::UInt8);
+    uint8_t* py = y.data<uint8_t>();
+    if (scale == 0) {
+      std::memset(py, zp, static_cast<size_t>(n));
+    } else {
+      split(ctx, n, [&](int64_t b, int64_t e) { quantize_run(px + b, scale, zp, false, py + b, e - b); });
+    }
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) *ctx.output(1, {}, DataType::Float).data<float>() = scale;
+    if (ctx.num_outputs() > 2 && ctx.output_wanted(2)) *ctx.output(2, {}, DataType::UInt8).data<uint8_t>() = zp;
+  }
+};
+
 }  // namespace
 
 void register_int8_quantize_kernels(KernelRegistry& r) {
@@ -107,6 +159,8 @@ void register_int8_quantize_kernels(KernelRegistry& r) {
         [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastQuantize>(i); });
   r.add("", "DequantizeLinear", "fast", kFastPriority,
         [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastDequantize>(i); });
+  r.add("", "DynamicQuantizeLinear", "fast", kFastPriority,
+        [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastDynamicQuantize>(i); });
 }
 
 }  // namespace fusor::int8

@@ -145,6 +145,36 @@ class RefQMatMul : public Kernel {
   InnerOp matmul_, add_;
 };
 
+// MatMulIntegerToFloat: act(Cast<float>(MatMulInteger(A, B, AZero, BZero)) * (AScale * BScale) + Bias),
+// the dynamic-quantization group of ORT's quantize_dynamic, op for op (so the fast kernel, which
+// multiplies the exact int32 sums by AScale * BScale[n] in float, matches it exactly).
+class RefMatMulIntegerToFloat : public Kernel {
+ public:
+  explicit RefMatMulIntegerToFloat(const KernelInfo& info)
+      : act_(activation_of(info.n())), mmi_("MatMulInteger", 4, {}, 1, 10),
+        cast_("Cast", 1, {Attribute::make_int("to", 1)}), mul_("Mul", 2), add_("Add", 2) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& as = required_input(ctx, 2);
+    const Tensor* az = optional_input(ctx, 4);
+    if (as.numel() != 1 || (az && az->numel() != 1))
+      throw_bad_input(ctx.where() + ": AScale and AZero must hold one value each, got " + shape_str(as.shape()) +
+                      (az ? " and " + shape_str(az->shape()) : std::string()));
+    const Tensor* bz = optional_input(ctx, 5);
+    const Tensor acc = mmi_.run1(ctx, {&required_input(ctx, 0), &required_input(ctx, 1), az, bz});
+    const Tensor accf = cast_.run1(ctx, {&acc});
+    const Tensor scale = mul_.run1(ctx, {&as, &required_input(ctx, 3)});
+    Tensor y = mul_.run1(ctx, {&accf, &scale});
+    if (const Tensor* bias = optional_input(ctx, 6)) y = add_.run1(ctx, {&y, bias});
+    activate_in_place(y, act_, ctx.where());
+    write_output(ctx, 0, y);
+  }
+
+ private:
+  ActivationSpec act_;
+  InnerOp mmi_, cast_, mul_, add_;
+};
+
 // QAdd / QMul: Q(act(DQ(A) op DQ(B))).
 class RefQBinary : public Kernel {
  public:
@@ -192,6 +222,7 @@ void register_int8_reference_kernels(KernelRegistry& r) {
   add("NhwcQConv", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQConv>(i, true); });
   add("QMatMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, false); });
   add("QMatMulFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, true); });
+  add("MatMulIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefMatMulIntegerToFloat>(i); });
   add("QAdd", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Add"); });
   add("QMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Mul"); });
   add("QLookup", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<QLookupKernel>(i); });

@@ -135,6 +135,9 @@ inline std::vector<FusedCase> fused_cases() {
        {U8, I8, F}, U8},
       {"QMatMulFloat", {V{4, 5}, V{5, 7}, V{1}, V{7}}, {"A", "B", "BScale", "", "Bias"}, 1, V{4, 7},
        {attr_f("x_scale", 0.5f)}, onnx::TensorProto::FLOAT, {U8, I8, F, F}, F},
+      // A's scale and zero point are scalars computed at run time (DynamicQuantizeLinear's outputs)
+      {"MatMulIntegerToFloat", {V{2, 4, 5}, V{5, 7}, V{}, V{7}, V{}, V{7}}, {"A", "B", "AScale", "BScale", "AZero", "", "Bias"},
+       1, V{2, 4, 7}, {}, onnx::TensorProto::FLOAT, {U8, I8, F, F, U8, F}, F},
       {"QAdd", {V{2, 1, 5}, V{3, 5}}, {"A", "B"}, 1, V{2, 3, 5},
        {attr_f("a_scale", 0.5f), attr_f("b_scale", 0.25f), attr_f("y_scale", 1.0f)}, onnx::TensorProto::FLOAT,
        {U8, U8}, U8},
