@@ -143,7 +143,7 @@ class FastDynamicQuantize : public FastKernel {
     Tensor& y = ctx.output(0, x.shape(), DataType::UInt8);
     uint8_t* py = y.data<uint8_t>();
     if (scale == 0) {
-      std::memset(py, zp, static_cast<size_t>(n));
+      if (n > 0) std::memset(py, zp, static_cast<size_t>(n));  // an empty tensor may have no storage
     } else {
       split(ctx, n, [&](int64_t b, int64_t e) { quantize_run(px + b, scale, zp, false, py + b, e - b); });
     }

@@ -53,6 +53,9 @@ TEST(DynamicQuantizeLinearFast, ZeroAndNanInputs) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 97) * 0.25f - 7.0f;
   v[40000] = std::numeric_limits<float>::quiet_NaN();  // in the second chunk
   expect_same_dql(Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v), "NaN");
+  const std::vector<Tensor> empty = dql(Tensor(DataType::Float, {0, 5}), "fast");
+  EXPECT_EQ(empty[0].shape(), (Shape{0, 5}));
+  EXPECT_EQ(empty[1].data<float>()[0], 0.0f);
 }
 
 Tensor random_bytes(const Shape& s, DataType t, uint32_t seed) {
@@ -106,6 +109,14 @@ TEST(MatMulIntegerToFloatFast, MatchesTheReference) {
       }
     }
   }
+}
+
+TEST(MatMulIntegerToFloatFast, EmptyA) {
+  const Tensor b = random_bytes({6, 4}, DataType::Int8, 9);
+  const std::vector<Tensor> ins = {Tensor(DataType::UInt8, {0, 6}), b, scalar(0.1f), scalar(0.2f),
+                                   Tensor::scalar<uint8_t>(3), Tensor(), Tensor()};
+  const Tensor y = fused("MatMulIntegerToFloat", ins, {}, "fast", {false, true, false, true, false, true, true});
+  EXPECT_EQ(y.shape(), (Shape{0, 4}));
 }
 
 TEST(MatMulIntegerToFloatFast, RuntimeZeroPointAndScaleAreRead) {
