@@ -280,6 +280,17 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
   float* work = ws.get(run, per_slot * slots);
   const bool plain = ep.trivial();
 
+  // Points args at B's block (k0, nb) as the block to prefetch, when B is packed (a weight, which
+  // may come from memory: a block packed here is in cache already).
+  auto set_prefetch = [&](MacroArgs& args, int64_t k0, int64_t nb) {
+    args.pf = nullptr;
+    if (!B.packed || k0 >= K) return;
+    const int64_t j0 = nb * nc;
+    args.pf = B.packed->data() + (j0 / nr) * B.packed->panel_stride() + k0 * nr;
+    args.pf_panels = ceil_div(std::min(nc, N - j0), nr);
+    args.pf_panel_floats = std::min(kc, K - k0) * nr;
+    args.pf_panel_stride = B.packed->panel_stride();
+  };
   std::atomic<int64_t> next{0};
   auto body = [&](int64_t s0, int64_t) {
     float* wa = work + s0 * per_slot;
@@ -322,6 +333,12 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
           args.accumulate = k0 > 0;
           const Epilogue e = ep.offset(i0, j0);
           args.ep = (k0 + k == K && !plain) ? &e : nullptr;
+          // The task's next block: the next column block, the next k block's first, or the
+          // first block of the task this thread likely takes next (t + slots).
+          if (nb + 1 < nb1) set_prefetch(args, k0, nb + 1);
+          else if (k0 + kc < K) set_prefetch(args, k0 + kc, nb0);
+          else if (const int64_t tn = t + slots; tn < tasks) set_prefetch(args, 0, (tn % ngroups) * group);
+          else args.pf = nullptr;
           ks.macro(args);
         }
       }

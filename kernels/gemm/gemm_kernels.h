@@ -24,6 +24,10 @@ struct MacroArgs {
   int64_t ldc = 0;
   bool accumulate = false;          // C += product (earlier k blocks) instead of C = product
   const Epilogue* ep = nullptr;     // last k block only; coordinates relative to c
+  // B panels the caller will use next (a weight's next block, still in memory): prefetched into
+  // L2 a share per register tile, so their streaming overlaps this whole block. None if null.
+  const float* pf = nullptr;
+  int64_t pf_panels = 0, pf_panel_floats = 0, pf_panel_stride = 0;
 };
 
 struct GemmKernelSet {

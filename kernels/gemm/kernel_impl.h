@@ -121,14 +121,15 @@ void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epi
 }
 
 using TileFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int nr,
-                        bool accumulate, const Epilogue* ep);
+                        bool accumulate, const Epilogue* ep, const float* pf, int64_t pf_lines);
 
 // C[MR x nr] (+)= A panel (kc x MRP, first MR rows used) * B panel (kc x NV*W), then the epilogue.
 // kDirect: A is MR rows of a row-major matrix (row i at a + i * lda) instead of a packed panel;
 // the same products are summed in the same order, so the results are the packed path's.
+// pf: pf_lines consecutive 64-byte lines to prefetch into L2, spread evenly over the k steps.
 template <class V, int MRP, int MR, int NV, bool kDirect>
 void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __restrict b, float* c, int64_t ldc, int nr,
-          bool accumulate, const Epilogue* ep) {
+          bool accumulate, const Epilogue* ep, const float* pf, int64_t pf_lines) {
   using reg = typename V::reg;
   constexpr int W = V::kWidth, NR = NV * W;
   reg acc[MR][NV];
@@ -143,7 +144,18 @@ void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __res
   // 49 x 768 x 3072 2480 -> 2140, BM_FusorColdB 128 x 1536 x 384 1580 -> 1509; fusor bench
   // --level all min ms: bert_like_s128 20.9 -> 19.7 (1 thread), vit_tiny 15.6 -> 14.9 (2).
   constexpr int64_t kPrefetch = 24;
+  // One line of pf every pf_step k steps: the same lines as a burst before each tile made even
+  // warm B slower (bench/gemm_bench min of 3, 128 x 1536 x 384: 1468 -> 1539 us; the burst holds
+  // the miss buffers the tile's own B stream needs), spread they pay (macro() below).
+  const int64_t pf_step = pf_lines > 0 ? (kc > pf_lines ? kc / pf_lines : 1) : kc + 1;
+  const float* const pf_end = pf + pf_lines * 16;
+  int64_t pf_k = 0;
   for (int64_t k = 0; k < kc; ++k) {
+    if (k == pf_k) {
+      if (pf < pf_end) __builtin_prefetch(pf, 0, 2);
+      pf += 16;
+      pf_k += pf_step;
+    }
     reg bv[NV];
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j)
@@ -159,6 +171,7 @@ void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __res
     a += kDirect ? 1 : MRP;
     b += NR;
   }
+  for (; pf < pf_end; pf += 16) __builtin_prefetch(pf, 0, 2);  // more lines than k steps
   bool clamp = false;
   float lo = 0, hi = 0;
   const float* bias = nullptr;
@@ -214,6 +227,16 @@ void macro(const MacroArgs& m) {
   Epilogue e;
   const Activation act = m.ep ? m.ep->act.kind : Activation::None;
   const bool act_pass = act != Activation::None && act != Activation::Relu && act != Activation::Clip;
+  // The next block's B (m.pf): its lines in equal shares before each tile, line q at panel
+  // q / per_panel. The tile's own prefetch fetches only the block it computes, while its first row
+  // of tiles runs, so a block from memory streams at one row tile's pace (the other tiles read it
+  // from L2). prefetcht1 (L2 on Zen 4). bench/gemm_bench, median of 3 alternated, before -> after:
+  // BM_FusorColdB 128 x 1152 x 384 1202 -> 1147 us, 128 x 1536 x 384 1596 -> 1543, warm B (from
+  // L3: 2.4 MB) 128 x 384 x 1536 1616 -> 1480.
+  const int64_t per_panel = m.pf_panel_floats / 16;
+  const int64_t pf_lines = m.pf && per_panel > 0 ? m.pf_panels * per_panel : 0;
+  const int64_t tiles = (m.mc + MRP - 1) / MRP * ((m.nc + NR - 1) / NR);
+  int64_t q = 0, t = 0;
   for (int64_t ir = 0; ir < m.mc; ir += MRP) {
     const int mr = m.mc - ir < MRP ? static_cast<int>(m.mc - ir) : MRP;
     const TileFn fn = m.a_ld > 0 ? Direct::fns[mr - 1] : Packed::fns[mr - 1];
@@ -227,7 +250,17 @@ void macro(const MacroArgs& m) {
         if (e.residual) e.residual += ir * e.residual_ld + jr;
         ep = &e;
       }
-      fn(m.kc, a, m.a_ld, m.b + (jr / NR) * m.b_panel_stride, m.c + ir * m.ldc + jr, m.ldc, nr, m.accumulate, ep);
+      // This tile's share, cut at the end of a panel (the rest goes to the next tiles).
+      const float* pf = nullptr;
+      int64_t q1 = q;
+      if (pf_lines) {
+        const int64_t share_end = ++t * pf_lines / tiles, panel_end = (q / per_panel + 1) * per_panel;
+        q1 = share_end < panel_end ? share_end : panel_end;
+        pf = m.pf + q / per_panel * m.pf_panel_stride + q % per_panel * 16;
+      }
+      fn(m.kc, a, m.a_ld, m.b + (jr / NR) * m.b_panel_stride, m.c + ir * m.ldc + jr, m.ldc, nr, m.accumulate, ep, pf,
+         q1 - q);
+      q = q1;
     }
     // The non-clamp activations (exp, erf...) run over a stored mr x nc row panel, one panel
     // behind: reading back a tile right after its 512-bit stores stalls on store forwarding
