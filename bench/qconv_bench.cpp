@@ -4,11 +4,14 @@
 //
 //   ./qconv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
-// QConv runs one thread, QConv_2T two. GOPS counts 2 * MACs, so it compares with conv_bench's
+// QConv runs one thread, QConv_2T two; QConvColdW and QConvColdW_2T cycle through copies of the
+// weights (48 MB or more of them, past L2 and most of L3, as BM_FusorColdB in gemm_bench.cpp),
+// so that each run reads its weights cold, as a model's layers do. GOPS counts 2 * MACs, so it compares with conv_bench's
 // GFLOPs; the VNNI peak is what BM_VnniPeak measures (bench/fma_peak.h: 872 GOP/s per core on this
 // Zen 5 at 512 bits, about 2 vpdpbusd a cycle; 439 at 256 bits).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -41,7 +44,7 @@ const Layer kLayers[] = {
     {"mv2_1x1_320_1280", 320, 7, 7, 1280, 1, 1, 0, 1},
 };
 
-void run_layer(benchmark::State& st, int threads) {
+void run_layer(benchmark::State& st, int threads, bool cold) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
   const Conv2dShape s = bench::conv_shape(L);
@@ -62,8 +65,14 @@ void run_layer(benchmark::State& st, int threads) {
   spec.act_lo = 0;
   std::vector<float> bias_scale(ws.size());
   for (size_t i = 0; i < ws.size(); ++i) bias_scale[i] = spec.x.scale * ws[i];
-  int8::QConvWeights qw(spec, w.data(), true, ws.data(), L.oc, nullptr, 0, bias.data(), bias_scale.data(), L.oc,
-                        active_int8_isa());
+  const int64_t w_bytes = static_cast<int64_t>(w.size());
+  const int64_t copies = cold ? std::max<int64_t>(2, (48 << 20) / w_bytes + 1) : 1;
+  std::vector<int8::QConvWeights> qws;
+  qws.reserve(static_cast<size_t>(copies));  // no moves: the epilogue points into its own arrays
+  for (int64_t i = 0; i < copies; ++i)
+    qws.emplace_back(spec, w.data(), true, ws.data(), L.oc, nullptr, 0, bias.data(), bias_scale.data(), L.oc,
+                     active_int8_isa());
+  size_t at = 0;
   ThreadPool pool(threads);
   std::vector<uint8_t> scratch;
   auto get = [&](size_t n) -> void* {
@@ -71,15 +80,18 @@ void run_layer(benchmark::State& st, int threads) {
     return scratch.data();
   };
   for (auto _ : st) {
-    qw.run(s, x.data(), nullptr, y.data(), threads > 1 ? &pool : nullptr, get);
+    qws[at].run(s, x.data(), nullptr, y.data(), threads > 1 ? &pool : nullptr, get);
+    at = (at + 1) % qws.size();
     benchmark::ClobberMemory();
   }
   const double ops = 2.0 * L.oc * s.out_h * s.out_w * cg * taps;
   st.counters["GOPS"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_QConv(benchmark::State& st) { run_layer(st, 1); }
-void BM_QConv_2T(benchmark::State& st) { run_layer(st, 2); }
+void BM_QConv(benchmark::State& st) { run_layer(st, 1, false); }
+void BM_QConv_2T(benchmark::State& st) { run_layer(st, 2, false); }
+void BM_QConvColdW(benchmark::State& st) { run_layer(st, 1, true); }
+void BM_QConvColdW_2T(benchmark::State& st) { run_layer(st, 2, true); }
 
 // The machine's vpdpbusd peak on one core (bench/fma_peak.h: 24 chains in registers).
 void BM_VnniPeak(benchmark::State& st) {
@@ -94,6 +106,8 @@ void layers(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_VnniPeak)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_QConv)->Apply(layers);
 BENCHMARK(BM_QConv_2T)->Apply(layers)->UseRealTime();
+BENCHMARK(BM_QConvColdW)->Apply(layers);
+BENCHMARK(BM_QConvColdW_2T)->Apply(layers)->UseRealTime();
 
 }  // namespace
 
