@@ -13,8 +13,6 @@
 namespace fusor::int8 {
 namespace {
 
-bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
-
 std::vector<int32_t> as_int32(const Tensor* t) {
   std::vector<int32_t> v;
   if (!t) return v;

@@ -1,7 +1,7 @@
 // Vectorized loops of the int8 elementwise kernels (internal to kernels/int8): quantized Add/Mul
-// rows, QuantizeLinear and DequantizeLinear on contiguous runs, the range of a float run. Each has a scalar definition and,
-// on AVX-512 machines, a vector one that agrees with it exactly (same float operations per
-// element, rounding to nearest even).
+// rows, QuantizeLinear and DequantizeLinear on contiguous runs, the range of a float run. Each has
+// a scalar definition and, on AVX-512 machines, a vector one that agrees with it exactly (same
+// float operations per element, rounding to nearest even).
 #pragma once
 #include <cstdint>
 

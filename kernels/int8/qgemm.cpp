@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/util/error.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/int8/qgemm_kernels.h"
 #include "kernels/thread_pool.h"
 
@@ -156,14 +157,26 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   const int64_t rb = 96;  // rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile)
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
   const int64_t tasks = row_blocks * panels;
+  // A float result's activation other than a clamp (GELU after a quantized FF1 layer) runs as a
+  // vectorized pass over each task's block while it is in cache: the tiles' epilogue applies such
+  // activations one element at a time (a dynamically quantized bert_like's FF1 with GELU took 2.2 ms
+  // against 0.39 ms for FF2 of the same size).
+  const bool act_pass = ep.out == QEpilogue::Out::F32 && !ep.act_is_clamp();
+  QEpilogue tile_ep = ep;
+  Epilogue act;
+  if (act_pass) {
+    tile_ep.act = ActivationSpec{};
+    act.act = ep.act;
+  }
   auto run = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       // Panels inner: a row block's A stays in cache while the panels pass.
       const int64_t r = t / panels, p = t % panels;
       const int64_t m0 = r * rb, m = std::min(rb, M - m0);
       const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
-      fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + (m0 * ldc + n0) * esize, ldc,
-         ep.offset(m0, n0));
+      char* block = static_cast<char*>(c) + (m0 * ldc + n0) * esize;
+      fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
+      if (act_pass) apply_epilogue(reinterpret_cast<float*>(block), ldc, m, n, act);
     }
   };
   // Enough work per task to pay for the dispatch: about 256k multiply-adds.

@@ -128,8 +128,9 @@ bool qgemm_segmented_supported(Int8Isa isa);
 void qgemm_rows_segmented(const QPackedB& b, const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
                           void* c, int64_t ldc, const QEpilogue& ep, int64_t p0, int64_t p1);
 
-// The same for M rows, spread over the pool (nullptr: the calling thread). Columns [n0, n1) of B
-// only when n1 > n0 (c then points at column n0; ep's column arrays at n0 too).
+// The same for M rows, spread over the pool (nullptr: the calling thread). A float result's
+// activation other than a clamp runs as a vectorized pass over each task's block. Columns [n0, n1)
+// of B only when n1 > n0 (c then points at column n0; ep's column arrays at n0 too).
 void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c, int64_t ldc, const QEpilogue& ep,
            ThreadPool* pool);
 

@@ -13,18 +13,12 @@
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/fused/activation.h"
-#include "kernels/gemm/gemm.h"
 #include "kernels/int8/qgemm.h"
 #include "kernels/int8/qops.h"
 #include "kernels/thread_pool.h"
 
 namespace fusor::int8 {
 namespace {
-
-bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
-
-// A vectorized activation's cost per element (erf-based GELU), for the pool's cost model.
-constexpr double kActivationNsPerFloat = 0.5;
 
 class FastMatMulIntegerToFloat : public FastKernel {
  public:
@@ -87,11 +81,7 @@ class FastMatMulIntegerToFloat : public FastKernel {
     }
     QEpilogue e;
     e.out = QEpilogue::Out::F32;
-    // A clamp is applied in registers; any other activation (GELU after a quantized FF1 layer)
-    // in a vectorized pass over the result afterwards: the int8 epilogue applies those one element
-    // at a time (bert_like's FF1 with GELU took 2.2 ms against 0.39 ms for FF2 of the same size).
-    const bool clamp = act_.kind == Activation::None || act_.kind == Activation::Relu || act_.kind == Activation::Clip;
-    if (clamp) e.act = act_;
+    e.act = act_;
     e.col_offset = off;
     e.mult = mult;
     e.add = bias_.data();
@@ -102,14 +92,6 @@ class FastMatMulIntegerToFloat : public FastKernel {
       e.col_bzero = col_bzero_.data();
     }
     qgemm(packed_, rows, kp, M, y.raw(), N, e, &ctx.threads());
-    if (!clamp) {
-      Epilogue act;
-      act.act = act_;
-      float* py = y.data<float>();
-      ctx.threads().parallel_for_cost(M, static_cast<double>(N) * kActivationNsPerFloat, [&](int64_t r0, int64_t r1) {
-        apply_epilogue(py + r0 * N, N, r1 - r0, N, act);
-      });
-    }
   }
 
  private:

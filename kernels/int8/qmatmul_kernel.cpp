@@ -15,8 +15,6 @@
 namespace fusor::int8 {
 namespace {
 
-bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
-
 class FastQMatMul : public FastKernel {
  public:
   FastQMatMul(const KernelInfo& info, bool float_out)

@@ -12,6 +12,9 @@ class ThreadPool;
 
 namespace int8 {
 
+// uint8 or int8: the element types of the quantized tensors.
+inline bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
+
 // QConv / NhwcQConv attributes: x, y, the residual's conv and z parameters, the activation's clamp.
 // Throws BadInput naming the node for a non-positive scale or an activation that is not a clamp.
 QConvSpec qconv_params(const Node& n);

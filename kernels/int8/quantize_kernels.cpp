@@ -20,8 +20,6 @@ namespace {
 
 constexpr int64_t kChunk = 1 << 15;
 
-bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
-
 template <class F>
 void split(KernelContext& ctx, int64_t n, F&& body) {
   if (n >= 2 * kChunk) {
