@@ -2,6 +2,7 @@
 
 #include <cpuid.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
@@ -30,6 +31,7 @@ CpuFeatures detect() {
   f.avx2_fma = ymm_state && avx2 && fma;
   f.avx512 = f.avx2_fma && zmm_state && f512 && dq && bw && vl;
   f.avx512_vnni = f.avx512 && (c & (1u << 11));
+  f.avx512_vbmi = f.avx512 && (c & (1u << 1));
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx_vnni = f.avx2_fma && (a & (1u << 4));
   return f;
 }
@@ -51,12 +53,35 @@ Isa clamp_isa(Isa want) {
   return static_cast<int>(want) < static_cast<int>(hw) ? want : hw;
 }
 
-Isa active_isa() {
+namespace {
+
+// The paths FUSOR_ISA / FUSOR_INT8_ISA select, read on first use (getenv scans the environment:
+// too slow for the kernels that ask per row); -1 = not read yet.
+std::atomic<int> g_isa{-1};
+std::atomic<int> g_int8_isa{-1};
+
+Isa isa_from_env() {
   const char* env = std::getenv("FUSOR_ISA");
   if (env && *env) {
     if (auto want = parse_isa(env)) return clamp_isa(*want);
   }
   return detect_isa();
+}
+
+}  // namespace
+
+Isa active_isa() {
+  int v = g_isa.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = static_cast<int>(isa_from_env());
+    g_isa.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<Isa>(v);
+}
+
+void reload_isa_env() {
+  g_isa.store(-1, std::memory_order_relaxed);
+  g_int8_isa.store(-1, std::memory_order_relaxed);
 }
 
 const char* isa_name(Isa isa) {
@@ -82,7 +107,9 @@ Int8Isa detect_int8_isa() {
   return f.avx2_fma ? Int8Isa::Avx2 : Int8Isa::Scalar;
 }
 
-Int8Isa active_int8_isa() {
+namespace {
+
+Int8Isa int8_isa_from_env() {
   const CpuFeatures& f = cpu_features();
   Int8Isa isa = Int8Isa::Scalar;
   switch (active_isa()) {
@@ -98,6 +125,17 @@ Int8Isa active_int8_isa() {
     }
   }
   return isa;
+}
+
+}  // namespace
+
+Int8Isa active_int8_isa() {
+  int v = g_int8_isa.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = static_cast<int>(int8_isa_from_env());
+    g_int8_isa.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<Int8Isa>(v);
 }
 
 const char* int8_isa_name(Int8Isa isa) {

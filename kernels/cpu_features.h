@@ -2,8 +2,9 @@
 //
 // detect_isa() asks the CPU (cpuid) and the OS (xgetbv: the AVX/AVX-512 register state is
 // enabled) what can run. active_isa() is what the fast kernels use: the detected level, lowered
-// by the environment variable FUSOR_ISA=scalar|avx2|avx512 (tests force each path with it). A
-// request above what the machine has is clamped to the detected level, never executed.
+// by the environment variable FUSOR_ISA=scalar|avx2|avx512 (tests force each path with it), read
+// on first use and kept (reload_isa_env() reads it again). A request above what the machine has
+// is clamped to the detected level, never executed.
 #pragma once
 #include <optional>
 #include <string_view>
@@ -18,12 +19,16 @@ struct CpuFeatures {
   bool avx512 = false;       // AVX-512 F, BW, DQ, VL + OS support for ZMM/opmask state
   bool avx512_vnni = false;  // + AVX512_VNNI (vpdpbusd on ZMM)
   bool avx_vnni = false;     // AVX-VNNI (vpdpbusd on YMM, VEX-encoded), with avx2_fma
+  bool avx512_vbmi = false;  // + AVX512_VBMI (byte permutes: vpermb, vpermi2b)
 };
 
 const CpuFeatures& cpu_features();
 Isa detect_isa();
-// The detected ISA lowered by FUSOR_ISA (read on every call, so tests can setenv between uses).
+// The detected ISA lowered by FUSOR_ISA (read once; cheap enough to call per row).
 Isa active_isa();
+// Makes active_isa() and active_int8_isa() read FUSOR_ISA / FUSOR_INT8_ISA again (tests that
+// switch paths with setenv; not safe while kernels run on other threads).
+void reload_isa_env();
 // The smaller of `want` and the detected ISA.
 Isa clamp_isa(Isa want);
 const char* isa_name(Isa isa);

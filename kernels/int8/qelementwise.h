@@ -35,5 +35,7 @@ void qbinary_run_avx512(const QBinaryConsts& q, const uint8_t* a, int64_t sa, co
 void quantize_run_avx512(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, int64_t n);
 void dequantize_run_avx512(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n);
 bool minmax_run_avx512(const float* x, int64_t n, float& lo, float& hi);
+// y[i] = table[x[i]] for n elements (table: 256 bytes), on machines with AVX512_VBMI.
+void qlookup_run_avx512vbmi(const uint8_t* x, const uint8_t* table, uint8_t* y, int64_t n);
 
 }  // namespace fusor::int8

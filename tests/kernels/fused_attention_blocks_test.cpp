@@ -16,6 +16,7 @@
 #include "kernels/fused/flash_attention_tile.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
@@ -29,11 +30,6 @@ std::vector<Isa> isas() {
   return out;
 }
 
-// FUSOR_ISA for the scope of one case (the fast kernels read active_isa() per call).
-struct IsaScope {
-  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
-  ~IsaScope() { unsetenv("FUSOR_ISA"); }
-};
 
 TEST(AttentionTile, KeyTransposeMatchesOnEveryIsa) {
   // 37 keys x 35 columns (16 x 16 blocks and tails), keys 41 floats apart.

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
@@ -20,10 +21,6 @@ std::vector<Isa> isas() {
   return out;
 }
 
-struct IsaScope {
-  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
-  ~IsaScope() { unsetenv("FUSOR_ISA"); }
-};
 
 // (B, S, H * w) or, seq_first, (S, B, H * w) -> (B, H, S, w), and back.
 Tensor split(const Tensor& x, int64_t heads, bool seq_first) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
@@ -55,11 +56,11 @@ TEST(FusedLayerNorm, FastAndReferenceMatchTheWrittenOutChain) {
     const Tensor rms_want = rms_norm_chain(x, scale, axes, 1e-3f);
     EXPECT_TRUE(near(fused("RMSNorm", {x, scale}, attrs, "reference"), rms_want, 1e-5)) << shape_str(c.x);
     for (Isa isa : testing_gemm::runnable_isas()) {  // the fast kernels' row loops per instruction set
-      setenv("FUSOR_ISA", isa_name(isa), 1);
+      set_isa_env(isa_name(isa));
       EXPECT_TRUE(near(fused("LayerNorm", {x, scale, b}, attrs, "fast"), want, 1e-4)) << shape_str(c.x) << " " << isa_name(isa);
       EXPECT_TRUE(near(fused("LayerNorm", {x, scale}, attrs, "fast"), want_nb, 1e-4)) << shape_str(c.x) << " no B " << isa_name(isa);
       EXPECT_TRUE(near(fused("RMSNorm", {x, scale}, attrs, "fast"), rms_want, 1e-5)) << shape_str(c.x) << " " << isa_name(isa);
-      unsetenv("FUSOR_ISA");
+      set_isa_env(nullptr);
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/gemm_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor {
 namespace {
@@ -337,13 +338,13 @@ TEST(GemmCore, KZeroGivesEpilogueOfZero) {
 
 TEST(CpuFeatures, EnvironmentForcesAndClampsIsa) {
   const Isa hw = detect_isa();
-  setenv("FUSOR_ISA", "scalar", 1);
+  set_isa_env("scalar");
   EXPECT_EQ(active_isa(), Isa::Scalar);
-  setenv("FUSOR_ISA", "avx2", 1);
+  set_isa_env("avx2");
   EXPECT_EQ(active_isa(), hw >= Isa::Avx2 ? Isa::Avx2 : hw);
-  setenv("FUSOR_ISA", "avx512", 1);
+  set_isa_env("avx512");
   EXPECT_EQ(active_isa(), hw);
-  unsetenv("FUSOR_ISA");
+  set_isa_env(nullptr);
   EXPECT_EQ(active_isa(), hw);
   EXPECT_EQ(gemm_tile(Isa::Scalar).isa, Isa::Scalar);
   EXPECT_EQ(gemm_tile(Isa::Avx512).isa, hw);
@@ -353,11 +354,11 @@ TEST(CpuFeatures, DefaultPathFollowsEnvironment) {
   // A call without an explicit ISA takes FUSOR_ISA: a PackedB made under it is bound to it.
   const float b[4] = {1, 2, 3, 4};
   for (Isa isa : runnable_isas()) {
-    setenv("FUSOR_ISA", isa_name(isa), 1);
+    set_isa_env(isa_name(isa));
     PackedB p(MatrixRef{b, 2}, 2, 2);
     EXPECT_EQ(p.isa(), isa);
   }
-  unsetenv("FUSOR_ISA");
+  set_isa_env(nullptr);
 }
 
 }  // namespace

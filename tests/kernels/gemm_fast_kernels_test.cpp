@@ -13,6 +13,7 @@
 #include "kernels/cpu_features.h"
 #include "tests/kernels/gemm_test_util.h"
 #include "tests/kernels/nn_harness.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
@@ -54,7 +55,7 @@ void compare_impls(const std::string& op, const std::vector<Tensor>& ins, std::v
                    const std::string& what) {
   const Tensor want = run(op, ins, {}, attrs, "reference");
   for (Isa isa : runnable_isas()) {
-    setenv("FUSOR_ISA", isa_name(isa), 1);
+    set_isa_env(isa_name(isa));
     for (bool weights_const : {false, true}) {
       std::vector<bool> constant(ins.size(), false);
       for (size_t i = 1; i < ins.size(); ++i) constant[i] = weights_const;
@@ -62,7 +63,7 @@ void compare_impls(const std::string& op, const std::vector<Tensor>& ins, std::v
       EXPECT_TRUE(close(got, want, 1e-4)) << what << " " << isa_name(isa) << (weights_const ? " const" : "");
     }
   }
-  unsetenv("FUSOR_ISA");
+  set_isa_env(nullptr);
 }
 
 TEST(FastKernels, MatMulMatchesReference) {
@@ -150,11 +151,11 @@ TEST(FastKernels, OnnxNodeTests) {
     }
     const Tensor want = read_tensor_file((set / "output_0.pb").string());
     for (Isa isa : runnable_isas()) {
-      setenv("FUSOR_ISA", isa_name(isa), 1);
+      set_isa_env(isa_name(isa));
       const std::vector<Tensor> got = run_kernel(KernelRegistry::global(), g, node, model->opset(""), inputs, "fast");
       EXPECT_TRUE(close(got[0], want, 1e-4)) << name << " " << isa_name(isa);
     }
-    unsetenv("FUSOR_ISA");
+    set_isa_env(nullptr);
     ++covered;
   }
   EXPECT_GE(covered, 20);

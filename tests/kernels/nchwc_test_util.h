@@ -6,14 +6,10 @@
 
 #include "kernels/cpu_features.h"
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 
-// FUSOR_ISA set for the scope's lifetime (the fast kernels read it on every call).
-struct IsaScope {
-  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
-  ~IsaScope() { unsetenv("FUSOR_ISA"); }
-};
 
 inline std::vector<Isa> isas() {
   std::vector<Isa> v{Isa::Scalar};

@@ -17,6 +17,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/gemm/gemm.h"
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
@@ -185,10 +186,10 @@ TEST(Prepack, KernelsRestoredFromStoredBytesComputeBitIdenticalOutputs) { check_
 TEST(Prepack, EveryIsaPathRestoresBitIdentically) {
   for (const char* isa : {"scalar", "avx2", "avx512"}) {
     if (clamp_isa(*parse_isa(isa)) != *parse_isa(isa)) continue;  // not on this machine
-    setenv("FUSOR_ISA", isa, 1);
+    set_isa_env(isa);
     check_all(isa);
   }
-  unsetenv("FUSOR_ISA");
+  set_isa_env(nullptr);
 }
 
 TEST(Prepack, BufferNamesCarryTheGemmTile) {

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu_features.h"
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
@@ -121,11 +122,6 @@ double expect_same(const Case& c, double tol) {
   return worst;
 }
 
-// FUSOR_ISA for the scope of one pass (the kernel packs for active_isa() at creation).
-struct IsaScope {
-  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
-  ~IsaScope() { unsetenv("FUSOR_ISA"); }
-};
 
 TEST(FastRecurrent, MatchesReferenceOnEveryIsa) {
   for (Isa isa : testing_gemm::runnable_isas()) {

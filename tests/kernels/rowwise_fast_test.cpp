@@ -11,14 +11,11 @@
 
 #include "kernels/cpu_features.h"
 #include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/isa_env.h"
 
 namespace fusor::test {
 namespace {
 
-struct IsaScope {
-  explicit IsaScope(Isa isa) { setenv("FUSOR_ISA", isa_name(isa), 1); }
-  ~IsaScope() { unsetenv("FUSOR_ISA"); }
-};
 
 // The largest |fast - reference| / (1 + |reference|); fails on a shape mismatch.
 double compare(const Tensor& want, const Tensor& got, const std::string& what) {
