@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <emmintrin.h>  // SSE2: baseline on x86-64
+
 #include "core/util/error.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/int8/qgemm_kernels.h"
@@ -61,6 +63,7 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
   shift_ = is_signed ? 0 : 128;
   const auto* s8 = static_cast<const int8_t*>(data);
   const auto* u8 = static_cast<const uint8_t*>(data);
+  if (!trans && isa_ != Int8Isa::Avx2) return pack_rows_vnni(u8, is_signed, ld, dst_all, sums);
   for (int64_t p = 0; p < panels(); ++p) {
     const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, N - n0);
     const int64_t w = std::min<int64_t>(panel_cols_, round_up(w_real, 16));
@@ -80,6 +83,49 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
         }
       }
       sums[n0 + j] = sum;
+    }
+  }
+}
+
+void QPackedB::pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int32_t* sums) const {
+  // B row-major (K x N): per panel and group of 4 k, four rows' bytes interleaved column by
+  // column ([k / 4][w][k % 4]), 16 columns per step; a uint8 value u is stored as u - 128, which
+  // as a byte is u ^ 0x80. The column sums from the same bytes, row by row.
+  const int64_t K = k_, N = n_;
+  const __m128i flip = _mm_set1_epi8(is_signed ? 0 : static_cast<char>(0x80));
+  for (int64_t p = 0; p < panels(); ++p) {
+    const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, N - n0);
+    const int64_t w = std::min<int64_t>(panel_cols_, round_up(w_real, 16));
+    int8_t* dst = dst_all + p * panel_stride_;
+    for (int64_t k0 = 0; k0 < K; k0 += 4) {
+      const uint8_t* r[4];
+      for (int i = 0; i < 4; ++i) r[i] = k0 + i < K ? src + (k0 + i) * ld + n0 : nullptr;
+      int8_t* q = dst + (k0 / 4) * w * 4;
+      int64_t j = 0;
+      for (; j + 16 <= w_real; j += 16) {
+        __m128i v[4];
+        for (int i = 0; i < 4; ++i)
+          v[i] = r[i] ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[i] + j)), flip)
+                      : _mm_setzero_si128();
+        const __m128i a = _mm_unpacklo_epi8(v[0], v[1]), b = _mm_unpackhi_epi8(v[0], v[1]);
+        const __m128i c = _mm_unpacklo_epi8(v[2], v[3]), d = _mm_unpackhi_epi8(v[2], v[3]);
+        auto* o = reinterpret_cast<__m128i*>(q + j * 4);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(a, c));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(a, c));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(b, d));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(b, d));
+      }
+      for (; j < w_real; ++j)
+        for (int i = 0; i < 4; ++i) q[j * 4 + i] = r[i] ? static_cast<int8_t>(r[i][j] ^ (is_signed ? 0 : 0x80)) : 0;
+    }
+  }
+  std::fill(sums, sums + N, 0);
+  for (int64_t k = 0; k < K; ++k) {
+    const uint8_t* row = src + k * ld;
+    if (is_signed) {
+      for (int64_t j = 0; j < N; ++j) sums[j] += static_cast<int8_t>(row[j]);
+    } else {
+      for (int64_t j = 0; j < N; ++j) sums[j] += static_cast<int32_t>(row[j]) - 128;
     }
   }
 }

@@ -61,6 +61,8 @@ class QPackedB {
 
  private:
   void pack(const void* data, bool is_signed, int64_t ld, bool trans, int8_t* dst, int32_t* sums);
+  // pack()'s vector path for the VNNI/scalar layout of a row-major B.
+  void pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int32_t* sums) const;
 
   std::shared_ptr<int8_t[]> owned_;
   std::vector<int32_t> owned_sums_;
