@@ -34,6 +34,7 @@ int64_t now_ns() {
 struct Worker {
   alignas(64) std::atomic<uint32_t> ticket{0};
   std::atomic<uint32_t> sleeping{0};
+  int index = 0;  // 1 + its place in the pool (the caller is thread 0)
   std::thread thread;
 };
 
@@ -46,7 +47,11 @@ struct ThreadPool::Impl {
   const Fn* fn = nullptr;
   // [0, n) in `chunks` chunks of q or q + 1 items, the longer ones first (see chunk_range).
   int64_t n = 0, chunks = 1;
+  // Slots mode (parallel_for_slots): chunk c is item c, claimed through its bit in `claimed`,
+  // thread c trying its own first.
+  bool slots = false;
   alignas(64) std::atomic<int64_t> next{0};
+  alignas(64) std::atomic<uint64_t> claimed{0};
   // (seq << 1) | open. A worker joins a job by counting itself in `active`, then checking the
   // job is still open; the caller closes the job once its own chunks are done and waits only
   // for the workers that joined (running, so the wait is short). A worker the OS has not
@@ -59,9 +64,20 @@ struct ThreadPool::Impl {
   std::mutex call_mu;  // one job at a time per pool
   uint32_t seq = 0;
 
-  void run_chunks() {
+  bool claim(int64_t c) {
+    const uint64_t bit = uint64_t{1} << c;
+    return !(claimed.fetch_or(bit, std::memory_order_relaxed) & bit);
+  }
+
+  void run_chunks(int me) {
     const int64_t q = n / chunks, r = n % chunks;
     try {
+      if (slots) {
+        if (me < chunks && claim(me)) (*fn)(me, me + 1);
+        for (int64_t c = 0; c < chunks; ++c)
+          if (c != me && claim(c)) (*fn)(c, c + 1);
+        return;
+      }
       for (;;) {
         const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
         if (c >= chunks) break;
@@ -97,7 +113,7 @@ struct ThreadPool::Impl {
       active.fetch_add(1, std::memory_order_seq_cst);
       if (state.load(std::memory_order_seq_cst) == ((static_cast<uint64_t>(t) << 1) | 1)) {
         tl_in_parallel = true;
-        run_chunks();
+        run_chunks(w.index);
         tl_in_parallel = false;
       }
       active.fetch_sub(1, std::memory_order_release);
@@ -116,6 +132,7 @@ ThreadPool::ThreadPool(int num_threads) : impl_(std::make_unique<Impl>()) {
   for (int i = 1; i < num_threads; ++i) {
     impl_->workers.push_back(std::make_unique<Worker>());
     Worker* w = impl_->workers.back().get();
+    w->index = i;
     w->thread = std::thread([this, w] { impl_->worker_loop(*w); });
   }
 }
@@ -131,7 +148,7 @@ int ThreadPool::threads_for(double work_ns) const {
   return static_cast<int>(std::min<double>(num_threads_, std::floor(work_ns / kMinShareNs)));
 }
 
-void ThreadPool::fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn) {
+void ThreadPool::fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn, bool slots) {
   std::unique_lock call_lock(impl_->call_mu, std::try_to_lock);
   if (!call_lock.owns_lock()) {  // another run is using the pool: do it here rather than wait
     fn(0, n);
@@ -141,13 +158,15 @@ void ThreadPool::fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn)
   im.fn = &fn;
   im.n = n;
   im.chunks = chunks;
+  im.slots = slots;
   im.next.store(0, std::memory_order_relaxed);
+  im.claimed.store(0, std::memory_order_relaxed);
   im.error = nullptr;
   ++im.seq;
   im.state.store((static_cast<uint64_t>(im.seq) << 1) | 1, std::memory_order_seq_cst);  // open
   for (int i = 0; i < workers; ++i) im.hand(*im.workers[i], im.seq);
   tl_in_parallel = true;
-  im.run_chunks();
+  im.run_chunks(0);
   tl_in_parallel = false;
   im.state.store(static_cast<uint64_t>(im.seq) << 1, std::memory_order_seq_cst);  // closed
   for (uint32_t spins = 1; im.active.load(std::memory_order_seq_cst) != 0; ++spins) {
@@ -177,6 +196,16 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
     return;
   }
   fork_join(n, chunks, workers, fn);
+}
+
+void ThreadPool::parallel_for_slots(int slots, const Fn& fn) {
+  if (slots <= 0) return;
+  if (slots == 1 || num_threads_ == 1 || tl_in_parallel) {
+    fn(0, slots);
+    return;
+  }
+  if (slots > 64) return parallel_for(slots, fn, 1);  // `claimed` is a 64-bit mask
+  fork_join(slots, slots, std::min(slots, num_threads_) - 1, fn, true);
 }
 
 void ThreadPool::parallel_for_cost(int64_t n, double item_ns, const Fn& fn) {

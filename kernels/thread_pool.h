@@ -56,6 +56,12 @@ class ThreadPool {
   void parallel_for(int64_t n, const Fn& fn, int64_t grain = 1);
   // Splits [0, n) over threads_for(n * item_ns) threads (serially when that is 1).
   void parallel_for_cost(int64_t n, double item_ns, const Fn& fn);
+  // One chunk per slot: fn(s, s + 1) for each slot s in [0, slots), slot s run by thread s (the
+  // caller is thread 0, worker i thread i) unless that thread is late or there is none, then by
+  // whichever thread finds it unclaimed. Consecutive calls with the same slot count thus give slot s
+  // the same core, and its cache (see kernels/common/slot_tasks.h). fn(0, slots) on the caller
+  // where parallel_for would run serially; more than 64 slots are plain parallel_for chunks.
+  void parallel_for_slots(int slots, const Fn& fn);
 
   // A process-wide pool with all cores, for code that has no session (tests, constant folding).
   static ThreadPool& serial();
@@ -63,7 +69,7 @@ class ThreadPool {
  private:
   // Runs fn over [0, n) in `chunks` chunks (lengths differing by at most one, the longer first) on
   // the caller and `workers` workers.
-  void fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn);
+  void fork_join(int64_t n, int64_t chunks, int workers, const Fn& fn, bool slots = false);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/util/error.h"
+#include "kernels/common/slot_tasks.h"
 #include "kernels/int8/qdepthwise.h"
 #include "kernels/thread_pool.h"
 
@@ -362,18 +363,18 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const u
     const size_t slot = (static_cast<size_t>(dw4_.ring_rows(s.dil_h)) * dw4_.tap_row_bytes(s.out_w) + 63) / 64 * 64;
     const uintptr_t raw = reinterpret_cast<uintptr_t>(scratch(slot * static_cast<size_t>(nt) + 64));
     uint8_t* buf = reinterpret_cast<uint8_t*>((raw + 63) / 64 * 64);
-    std::atomic<int64_t> next{0};
+    SlotTasks slot_tasks(tasks, nt);
     auto work = [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         uint8_t* ring = buf + static_cast<size_t>(t) * slot;
-        for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+        slot_tasks.run(static_cast<int>(t), [&](int64_t task) {
           const int64_t r0 = task * per_band;
           for (int64_t b = 0; b < blocks; ++b) qdepthwise4_avx512(a, dw4_, b, r0, std::min(rows, r0 + per_band), ring);
-        }
+        });
       }
     };
     if (nt > 1) {
-      pool->parallel_for(nt, work, 1);
+      pool->parallel_for_slots(nt, work);
     } else {
       work(0, 1);
     }
@@ -437,9 +438,11 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
         std::memset(mid + in_row, pad, static_cast<size_t>(s.pad_r * C));
       }
     };
-    // About 16 bytes per ns streamed (ThreadPool's rough rate).
-    if (pool) {
-      pool->parallel_for_cost(s.batch * Hp, static_cast<double>(row_bytes) / 16.0, rows_fn);
+    // Split by slot like the GEMM's rows below, so a slot's core copies about the rows it reads
+    // (and wrote in the layer before).
+    if (nt > 1) {
+      const int64_t prow = s.batch * Hp;
+      pool->parallel_for_slots(nt, [&](int64_t t0, int64_t t1) { rows_fn(t0 * prow / nt, t1 * prow / nt); });
     } else {
       rows_fn(0, s.batch * Hp);
     }
@@ -447,11 +450,11 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
   }
   const uint8_t** ptrs = reinterpret_cast<const uint8_t**>(buf + xp_bytes);
   const int64_t seg_stride = s.dil_h * Wp * C;
-  std::atomic<int64_t> next{0};
+  SlotTasks slot_tasks(tasks, nt);
   auto work = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const uint8_t** rows = ptrs + t * rb;
-      for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+      slot_tasks.run(static_cast<int>(t), [&](int64_t task) {
         const int64_t blk = task / chunks, p0 = (task % chunks) * per_chunk;
         const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
         // Row i: output pixel (n, oh, ow), its first tap at padded (oh * stride_h, ow * stride_w).
@@ -463,11 +466,11 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
           i += cnt;
         }
         qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, y + m0 * OC, OC, ep.offset(m0, 0), p0, p0 + per_chunk);
-      }
+      });
     }
   };
   if (nt > 1) {
-    pool->parallel_for(nt, work, 1);
+    pool->parallel_for_slots(nt, work);
   } else {
     work(0, 1);
   }
@@ -510,12 +513,12 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
   const uint8_t* x_end = x + s.batch * s.in_h * s.in_w * C;
   const size_t slot = col_bytes + (need_row_sums_ ? (static_cast<size_t>(rb) * 4 + 63) / 64 * 64 : 0);
   uint8_t* buf = static_cast<uint8_t*>(scratch(slot * static_cast<size_t>(nt)));
-  std::atomic<int64_t> next{0};
+  SlotTasks slot_tasks(tasks, nt);
   auto work = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       uint8_t* col = buf + static_cast<size_t>(t) * slot;
       int32_t* rsum = reinterpret_cast<int32_t*>(col + col_bytes);
-      for (int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+      slot_tasks.run(static_cast<int>(t), [&](int64_t task) {
         const int64_t blk = task / chunks, p0 = (task % chunks) * per_chunk;
         const int64_t m0 = blk * rb, m = std::min(rb, M - m0);
         for (int64_t g = 0; g < G; ++g) {
@@ -536,11 +539,11 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
           }
           qgemm_rows(packed_[g], col, kp, m, y + m0 * OC + g * OCg, OC, e, p0, p0 + per_chunk);
         }
-      }
+      });
     }
   };
   if (nt > 1) {
-    pool->parallel_for(nt, work, 1);
+    pool->parallel_for_slots(nt, work);
   } else {
     work(0, 1);
   }

@@ -8,6 +8,7 @@
 #include <emmintrin.h>  // SSE2: baseline on x86-64
 
 #include "core/util/error.h"
+#include "kernels/common/slot_tasks.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/int8/qgemm_kernels.h"
 #include "kernels/thread_pool.h"
@@ -228,8 +229,13 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   // Enough work per task to pay for the dispatch: about 256k multiply-adds.
   const int64_t macs_per_task = std::min(rb, M) * b.panel_cols() * b.kp();
   const int64_t grain = std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, macs_per_task));
-  if (pool && tasks > 1) {
-    pool->parallel_for(tasks, run, grain);
+  // Contiguous runs of row blocks per thread (slots), so consecutive ops keep their rows on one core.
+  const int nt = pool ? static_cast<int>(std::min<int64_t>(pool->num_threads(), tasks / grain)) : 1;
+  if (nt > 1) {
+    SlotTasks slot_tasks(tasks, nt);
+    pool->parallel_for_slots(nt, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) slot_tasks.run(static_cast<int>(t), [&](int64_t task) { run(task, task + 1); });
+    });
   } else {
     run(0, tasks);
   }
