@@ -101,6 +101,11 @@ void copy_taps(const uint8_t* src_row, int64_t iw0, const Conv2dShape& s, int64_
   }
 }
 
+// Bytes of one output element of the epilogue.
+int64_t out_bytes(const QEpilogue& ep) {
+  return ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+}
+
 // The bytes an im2col block may be written past its end by im2col_wide (its widest vector).
 constexpr int64_t kIm2colSlack = 64;
 // Kernel rows of at most this many taps take the wide path.
@@ -237,7 +242,7 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
     : spec_(spec), isa_(isa) {
   const int64_t OC = spec.out_c, Cg = spec.in_c_per_group, taps = spec.k_h * spec.k_w, G = spec.group;
   const int64_t OCg = OC / G, K = Cg * taps;
-  depthwise_ = G > 1 && Cg == 1 && OCg == 1;
+  depthwise_ = G > 1 && Cg == 1 && OCg == 1 && !spec.dynamic;
   const int32_t tmin = spec.signed_act ? -128 : 0, tmax = spec.signed_act ? 127 : 255;
   x_zero_u8_ = spec.x.zero_point + (spec.signed_act ? 128 : 0);
   auto wv = [&](int64_t oc, int64_t c, int64_t t) -> int32_t {
@@ -324,11 +329,44 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
 void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                        const std::function<void*(size_t)>& scratch) const {
   if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;  // nothing to write (an empty batch)
+  if (spec_.dynamic) throw_internal("QConvWeights::run: dynamic weights run by run_float");
   if (depthwise_) {
     run_depthwise(s, x, z, y, pool, scratch);
-  } else {
-    run_gemm(s, x, z, y, pool, scratch);
+    return;
   }
+  QEpilogue ep = epilogue_;
+  if (z) {
+    ep.residual = z;
+    ep.residual_ld = s.out_c;
+  }
+  run_gemm(s, x, ep, x_zero_u8_, y, pool, scratch);
+}
+
+void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_zero, float x_scale, const float* bias,
+                             const ActivationSpec& act, float* y, ThreadPool* pool,
+                             const std::function<void*(size_t)>& scratch) const {
+  if (!spec_.dynamic || spec_.signed_act) throw_internal("QConvWeights::run_float: needs dynamic uint8 weights");
+  if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;
+  // This call's per-channel constants (qgemm.h has the algebra): the weights were prepared with X's
+  // zero point 0 and scale 1, so mult_ holds w_scale and col_offset_ nothing.
+  const int64_t OC = spec_.out_c, OCg = OC / spec_.group, K = packed_[0].k();
+  // (Vectors, not scratch: run_gemm asks scratch for its block once, and a caller's scratch need
+  // not keep an earlier block alive.)
+  std::vector<int32_t> off(static_cast<size_t>(OC));
+  std::vector<float> mult(static_cast<size_t>(OC)), add(static_cast<size_t>(OC));
+  for (int64_t oc = 0; oc < OC; ++oc) {
+    const int32_t colsum = packed_[static_cast<size_t>(oc / OCg)].col_sums()[oc % OCg];
+    off[oc] = -x_zero * colsum + static_cast<int32_t>(K) * x_zero * col_bzero_[oc];
+    mult[oc] = x_scale * mult_[oc];
+    add[oc] = bias ? bias[oc] : 0.0f;
+  }
+  QEpilogue ep;
+  ep.out = QEpilogue::Out::F32;
+  ep.col_offset = off.data();
+  ep.mult = mult.data();
+  ep.add = add.data();
+  ep.act = act;
+  run_gemm(s, x, ep, x_zero, y, pool, scratch);
 }
 
 void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y,
@@ -390,8 +428,8 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const u
   }
 }
 
-bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, uint8_t* y,
-                                ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
+bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8,
+                                void* y, ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   const int64_t C = s.in_c, OC = s.out_c, M = s.batch * s.out_h * s.out_w;
   if (s.group != 1 || s.dil_w != 1 || C % 4 != 0 || need_row_sums_ || !qgemm_segmented_supported(isa_)) return false;
   const bool padded = s.pad_t || s.pad_l || s.pad_b || s.pad_r || spec_.signed_act;
@@ -417,7 +455,7 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
   const uint8_t* src = x;
   if (padded) {
     // The input with its pads (X's zero point) and int8 flipped to uint8, row by row.
-    const uint8_t pad = static_cast<uint8_t>(x_zero_u8_), flip = spec_.signed_act ? 0x80 : 0x00;
+    const uint8_t pad = static_cast<uint8_t>(x_zero_u8), flip = spec_.signed_act ? 0x80 : 0x00;
     const int64_t row_bytes = Wp * C, in_row = s.in_w * C;
     auto rows_fn = [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -465,7 +503,8 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
           for (int64_t j = 0; j < cnt; ++j) rows[i + j] = p + j * s.stride_w * C;
           i += cnt;
         }
-        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, y + m0 * OC, OC, ep.offset(m0, 0), p0, p0 + per_chunk);
+        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, static_cast<char*>(y) + m0 * OC * out_bytes(ep), OC,
+                             ep.offset(m0, 0), p0, p0 + per_chunk);
       });
     }
   };
@@ -477,15 +516,11 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
   return true;
 }
 
-void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
-                            const std::function<void*(size_t)>& scratch) const {
+void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8, void* y,
+                            ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   const int64_t G = s.group, Cg = s.in_c / G, OCg = s.out_c / G, OC = s.out_c, C = s.in_c;
   const int64_t M = s.batch * s.out_h * s.out_w;
-  QEpilogue ep = epilogue_;
-  if (z) {
-    ep.residual = z;
-    ep.residual_ld = OC;
-  }
+  const int64_t esize = out_bytes(ep);
   const bool direct = G == 1 && s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
                       s.pad_l == 0 && s.pad_b == 0 && s.pad_r == 0 && C % 4 == 0 && !spec_.signed_act &&
                       !need_row_sums_;
@@ -493,10 +528,10 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
     qgemm(packed_[0], x, C, M, y, OC, ep, pool);
     return;
   }
-  if (run_implicit(s, x, ep, y, pool, scratch)) return;
+  if (run_implicit(s, x, ep, x_zero_u8, y, pool, scratch)) return;
   const int64_t kp = packed_[0].kp(), K = packed_[0].k();
   const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
-  const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
+  const uint8_t pad = static_cast<uint8_t>(x_zero_u8);
   // Rows per block: the im2col block about 64 KB (a multiple of most kernels' row tiles), the
   // blocks then evened out. A task is one row block and a range of B's panels: with few row blocks
   // (a small output map, deep in a CNN) the panels are split too so that every thread has work
@@ -537,7 +572,8 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
             e.row_sums = rsum;
             e.col_bzero = col_bzero_.data() + g * OCg;
           }
-          qgemm_rows(packed_[g], col, kp, m, y + m0 * OC + g * OCg, OC, e, p0, p0 + per_chunk);
+          qgemm_rows(packed_[g], col, kp, m, static_cast<char*>(y) + (m0 * OC + g * OCg) * esize, OC, e, p0,
+                     p0 + per_chunk);
         }
       });
     }

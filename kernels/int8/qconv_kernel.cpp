@@ -1,11 +1,14 @@
-// The fast QConv (NCHW: X, Z and Y transposed around the NHWC core) and NhwcQConv kernels:
+// The fast QConv (NCHW: X, Z and Y transposed around the NHWC core), NhwcQConv and
+// ConvIntegerToFloat (dynamic quantization, NCHW: X transposed in, the float result out) kernels:
 // weights prepacked at creation (kernels/int8/qconv.h); 1-D and 2-D convolutions. Anything else
 // (non-constant weights or scales, other ranks) runs the reference kernel.
 #include <cstring>
 
 #include "kernels/common/conv_params.h"
+#include "kernels/common/strided_copy.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
+#include "kernels/fused/activation.h"
 #include "kernels/int8/qops.h"
 #include "kernels/int8/u8_layout.h"
 #include "kernels/thread_pool.h"
@@ -105,6 +108,79 @@ class FastQConv : public FastKernel {
   std::unique_ptr<QConvWeights> weights_;
 };
 
+// ConvIntegerToFloat: W, WScale, WZero and B constant; X uint8 with one scale and zero point per
+// call. The weights are packed once (QConvSpec::dynamic); each call transposes X to NHWC, runs
+// QConvWeights::run_float into float NHWC scratch and transposes that to Y (NCHW). The int32
+// sums are exact and multiplied by the float product x_scale * w_scale[oc], as the unfused group
+// does, so without B the result is the group's to the bit.
+class FastConvIntegerToFloat : public FastKernel {
+ public:
+  explicit FastConvIntegerToFloat(const KernelInfo& info)
+      : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)), act_(fused::activation_of(info.n())) {
+    const auto& c = info.const_inputs;
+    auto cin = [&](size_t i) -> const Tensor* { return i < c.size() && c[i] ? c[i].get() : nullptr; };
+    const Tensor *w = cin(1), *ws = cin(3), *wz = cin(5), *b = cin(6);
+    if (!w || !ws || ws->dtype() != DataType::Float || !is_8bit(w->dtype()) || (w->rank() != 3 && w->rank() != 4))
+      return;
+    if ((node_has_input(info, 5) && (!wz || wz->dtype() != w->dtype())) ||
+        (node_has_input(info, 6) && (!b || b->dtype() != DataType::Float)))
+      return;
+    if (info.input_types.empty() || !info.input_types[0] || info.input_types[0]->elem != DataType::UInt8) return;
+    QConvSpec spec;
+    spec.dynamic = true;
+    spec.out_c = w->dim(0);
+    spec.in_c_per_group = w->dim(1);
+    spec.k_h = w->rank() == 4 ? w->dim(2) : 1;
+    spec.k_w = w->dim(w->rank() - 1);
+    spec.group = attrs_.group;
+    if (spec.group <= 0 || spec.out_c % spec.group != 0) return;
+    auto per_channel = [&](const Tensor* t) { return !t || t->numel() == 1 || t->numel() == spec.out_c; };
+    if (!per_channel(ws) || !per_channel(wz) || (b && b->numel() != spec.out_c)) return;
+    w_shape_ = w->shape();
+    bias_ = as_float(b);
+    const std::vector<float> scales = as_float(ws);
+    const std::vector<int32_t> zeros = as_int32(wz);
+    weights_ = std::make_unique<QConvWeights>(spec, w->raw(), w->dtype() == DataType::Int8, scales.data(),
+                                              static_cast<int64_t>(scales.size()), wz ? zeros.data() : nullptr,
+                                              static_cast<int64_t>(zeros.size()), nullptr, nullptr, 0,
+                                              active_int8_isa());
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = required_input(ctx, 0);
+    const Tensor& xs = required_input(ctx, 2);
+    const Tensor* xz = optional_input(ctx, 4);
+    if (!weights_ || x.dtype() != DataType::UInt8 || x.rank() != static_cast<int>(w_shape_.size()) ||
+        xs.dtype() != DataType::Float || xs.numel() != 1 || (xz && (xz->dtype() != DataType::UInt8 || xz->numel() != 1)))
+      return fallback_->compute(ctx);
+    const ConvParams p = conv_params(attrs_, x.shape(), w_shape_);
+    const Conv2dShape s = conv2d_shape(p);
+    Shape out_shape{p.batch, p.out_channels};
+    for (int64_t d : p.out) out_shape.push_back(d);
+    Tensor& y = ctx.output(0, out_shape, DataType::Float);
+    if (y.numel() == 0) return;
+    auto scratch = [&ctx](size_t bytes) { return ctx.scratch(bytes); };
+    ThreadPool* pool = &ctx.threads();
+    const int64_t in_sp = s.in_h * s.in_w, out_sp = s.out_h * s.out_w;
+    auto* xt = static_cast<uint8_t*>(ctx.scratch(static_cast<size_t>(s.batch * s.in_c * in_sp)));
+    nchw_to_nhwc_u8(x.data<uint8_t>(), s.batch, s.in_c, in_sp, xt, pool);
+    auto* yt = static_cast<float*>(ctx.scratch(static_cast<size_t>(y.numel()) * sizeof(float)));
+    weights_->run_float(s, xt, xz ? xz->data<uint8_t>()[0] : 0, xs.data<float>()[0],
+                        bias_.empty() ? nullptr : bias_.data(), act_, yt, pool, scratch);
+    // Y[n, c, i] = yt[n, i, c] over the spatial positions i.
+    const Tensor src = Tensor::view(DataType::Float, {s.batch, out_sp, s.out_c}, yt);
+    Tensor dst = y.reshaped({s.batch, s.out_c, out_sp});
+    strided_copy(src, 0, {out_sp * s.out_c, 1, s.out_c}, dst, pool);
+  }
+
+ private:
+  WindowAttrs attrs_;
+  ActivationSpec act_;
+  Shape w_shape_;
+  std::vector<float> bias_;
+  std::unique_ptr<QConvWeights> weights_;
+};
+
 }  // namespace
 
 void register_int8_conv_kernels(KernelRegistry& r) {
@@ -112,6 +188,8 @@ void register_int8_conv_kernels(KernelRegistry& r) {
         [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastQConv>(i, false); });
   r.add(kFusorDomain, "NhwcQConv", "fast", kFastPriority,
         [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastQConv>(i, true); });
+  r.add(kFusorDomain, "ConvIntegerToFloat", "fast", kFastPriority,
+        [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastConvIntegerToFloat>(i); });
 }
 
 }  // namespace fusor::int8

@@ -175,6 +175,49 @@ class RefMatMulIntegerToFloat : public Kernel {
   InnerOp mmi_, cast_, mul_, add_;
 };
 
+// ConvIntegerToFloat: act(Cast<float>(ConvInteger(X, W, XZero, WZero)) * (XScale * WScale) + B), the
+// quantize_dynamic group of a Conv op for op; WScale and B (C_out values) broadcast over the output
+// channels as the group's reshaped constants do.
+class RefConvIntegerToFloat : public Kernel {
+ public:
+  explicit RefConvIntegerToFloat(const KernelInfo& info)
+      : act_(activation_of(info.n())), conv_("ConvInteger", 4, conv_attrs(info.n()), 1, 10),
+        cast_("Cast", 1, {Attribute::make_int("to", 1)}), mul_("Mul", 2), add_("Add", 2) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& xs = required_input(ctx, 2);
+    const Tensor* xz = optional_input(ctx, 4);
+    if (xs.numel() != 1 || (xz && xz->numel() != 1))
+      throw_bad_input(ctx.where() + ": XScale and XZero must hold one value each, got " + shape_str(xs.shape()) +
+                      (xz ? " and " + shape_str(xz->shape()) : std::string()));
+    const Tensor acc = conv_.run1(ctx, {&required_input(ctx, 0), &required_input(ctx, 1), xz, optional_input(ctx, 5)});
+    const Tensor accf = cast_.run1(ctx, {&acc});
+    // A per-channel constant as [C_out, 1, ...] (broadcast against (N, C_out, spatial...)).
+    auto per_channel = [&](const Tensor& t, const char* what) {
+      if (t.numel() == 1) return t.reshaped({});
+      if (t.numel() != acc.dim(1))
+        throw_bad_input(ctx.where() + ": " + what + " must hold 1 or " + std::to_string(acc.dim(1)) + " values, got " +
+                        shape_str(t.shape()));
+      Shape s(static_cast<size_t>(acc.rank() - 1), 1);
+      s[0] = acc.dim(1);
+      return t.reshaped(s);
+    };
+    const Tensor ws = per_channel(required_input(ctx, 3), "WScale");
+    const Tensor scale = mul_.run1(ctx, {&xs, &ws});
+    Tensor y = mul_.run1(ctx, {&accf, &scale});
+    if (const Tensor* b = optional_input(ctx, 6)) {
+      const Tensor bc = per_channel(*b, "B");
+      y = add_.run1(ctx, {&y, &bc});
+    }
+    activate_in_place(y, act_, ctx.where());
+    write_output(ctx, 0, y);
+  }
+
+ private:
+  ActivationSpec act_;
+  InnerOp conv_, cast_, mul_, add_;
+};
+
 // QAdd / QMul: Q(act(DQ(A) op DQ(B))).
 class RefQBinary : public Kernel {
  public:
@@ -223,6 +266,7 @@ void register_int8_reference_kernels(KernelRegistry& r) {
   add("QMatMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, false); });
   add("QMatMulFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, true); });
   add("MatMulIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefMatMulIntegerToFloat>(i); });
+  add("ConvIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefConvIntegerToFloat>(i); });
   add("QAdd", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Add"); });
   add("QMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Mul"); });
   add("QLookup", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<QLookupKernel>(i); });

@@ -1,0 +1,132 @@
+// fusor.ConvIntegerToFloat's fast kernel (the int8 conv's GEMM paths with per-call channel
+// constants and a float epilogue, X and Y transposed around the NHWC core) against its reference
+// (ConvInteger, Cast, Mul by XScale * WScale, Add, activation: the quantize_dynamic group op for
+// op), on every int8 path this machine runs (one thread: the harness's; the GEMM paths' thread
+// split is QConvWeights::run's, tested in qconv_test). Without a bias or activation
+// both compute the exact int32 sum times the same float product, so they must agree to the bit;
+// with a bias the fast kernel's multiply-add rounds once where Mul then Add round twice (one float
+// rounding, checked relatively). Shapes: odd channel counts (K not a multiple of 4), strides, pads,
+// dilations, groups (a depthwise conv too, which this kernel runs as a grouped GEMM), 1x1 convs
+// read in place, 1-D convs; per-tensor and per-channel scales and zero points; int8 and uint8
+// weights; X's zero point and scale changing from call to call.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "tests/kernels/fused_test_util.h"
+#include "tests/kernels/int8_isas.h"
+
+namespace fusor::test {
+namespace {
+
+// FUSOR_INT8_ISA for the scope's lifetime (active_int8_isa() is read again on each change).
+struct Int8IsaScope {
+  explicit Int8IsaScope(Int8Isa isa) {
+    setenv("FUSOR_INT8_ISA", int8_isa_name(isa), 1);
+    reload_isa_env();
+  }
+  ~Int8IsaScope() {
+    unsetenv("FUSOR_INT8_ISA");
+    reload_isa_env();
+  }
+  Int8IsaScope(const Int8IsaScope&) = delete;
+  Int8IsaScope& operator=(const Int8IsaScope&) = delete;
+};
+
+Tensor bytes(const Shape& s, DataType t, uint32_t seed) {
+  std::mt19937 g(seed);
+  Tensor out(t, s);
+  for (int64_t i = 0; i < out.numel(); ++i) out.data<uint8_t>()[i] = static_cast<uint8_t>(g());
+  return out;
+}
+
+struct ConvCase {
+  std::string name;
+  Shape x, w;  // NCHW (or NCW), OIHW (or OIW)
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group;
+  bool w_signed, per_channel, w_zero, bias;
+  std::string act;
+};
+
+std::vector<Attribute> conv_attrs(const ConvCase& c) {
+  std::vector<Attribute> a = {Attribute::make_int("group", c.group)};
+  if (!c.strides.empty()) a.push_back(Attribute::make_ints("strides", c.strides));
+  if (!c.pads.empty()) a.push_back(Attribute::make_ints("pads", c.pads));
+  if (!c.dilations.empty()) a.push_back(Attribute::make_ints("dilations", c.dilations));
+  if (!c.act.empty()) a.push_back(Attribute::make_string("activation", c.act));
+  return a;
+}
+
+void expect_fast_matches_reference(const ConvCase& c, uint8_t x_zero, float x_scale) {
+  const int64_t oc = c.w[0];
+  const DataType wt = c.w_signed ? DataType::Int8 : DataType::UInt8;
+  Shape per{oc};
+  for (size_t d = 2; d < c.x.size(); ++d) per.push_back(1);  // [C_out, 1, 1], as quantize_dynamic shapes it
+  const Tensor x = bytes(c.x, DataType::UInt8, 1), w = bytes(c.w, wt, 2);
+  const Tensor ws = c.per_channel ? rnd(per, 3, 0.001f, 0.01f) : rnd({}, 3, 0.001f, 0.01f);
+  const Tensor wz = c.w_zero ? bytes(c.per_channel ? Shape{oc} : Shape{}, wt, 4) : Tensor();
+  const Tensor b = c.bias ? rnd({1, oc, 1, 1}, 5).reshaped(c.x.size() == 4 ? Shape{1, oc, 1, 1} : Shape{1, oc, 1}) : Tensor();
+  const std::vector<Tensor> ins = {x, w, scalar(x_scale), ws, Tensor::scalar<uint8_t>(x_zero), wz, b};
+  const std::vector<bool> constant = {false, true, false, true, false, true, true};
+  const std::vector<Attribute> attrs = conv_attrs(c);
+  const Tensor ref = fused("ConvIntegerToFloat", ins, attrs, "reference", constant);
+  const bool exact = !c.bias && c.act.empty();
+  for (Int8Isa isa : int8::runnable_int8_isas()) {
+    Int8IsaScope scope(isa);
+    SCOPED_TRACE(c.name + " " + int8_isa_name(isa) + " x_zero " + std::to_string(x_zero));
+    const Tensor fast = fused("ConvIntegerToFloat", ins, attrs, "fast", constant);
+    ASSERT_EQ(ref.shape(), fast.shape());
+    for (int64_t i = 0; i < ref.numel(); ++i) {
+      const float r = ref.data<float>()[i], f = fast.data<float>()[i];
+      if (exact) {
+        ASSERT_EQ(r, f) << "element " << i;
+      } else {
+        ASSERT_NEAR(r, f, 2e-6 * std::max(1.0f, std::fabs(r))) << "element " << i;
+      }
+    }
+  }
+}
+
+TEST(ConvIntegerToFloatFast, MatchesTheReference) {
+  const std::vector<ConvCase> cases = {
+      // name, x, w, strides, pads, dilations, group, w_signed, per_channel, w_zero, bias, act
+      {"3x3_pad", {1, 16, 9, 11}, {24, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, false, false, false, ""},
+      {"3x3_pad_per_channel", {2, 8, 10, 7}, {20, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, true, false, false, ""},
+      {"stem_7x7s2_c3", {1, 3, 23, 21}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, 1, true, true, false, true, "Relu"},
+      {"1x1_in_place", {1, 32, 7, 9}, {40, 32, 1, 1}, {}, {}, {}, 1, true, true, false, false, ""},
+      {"1x1s2", {1, 12, 9, 9}, {10, 12, 1, 1}, {2, 2}, {}, {}, 1, true, false, false, true, ""},
+      {"odd_c_uint8", {1, 5, 8, 6}, {7, 5, 3, 3}, {1, 2}, {0, 1, 2, 1}, {}, 1, false, false, true, false, ""},
+      {"uint8_zero_128", {1, 16, 8, 8}, {9, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, false, true, true, true, "Relu"},
+      {"signed_zero_points", {1, 8, 6, 6}, {6, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, true, true, false, ""},
+      {"dilated", {1, 8, 12, 12}, {8, 8, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}, 1, true, false, false, false, ""},
+      {"groups", {1, 12, 7, 7}, {18, 4, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 3, true, true, false, true, ""},
+      {"depthwise", {1, 16, 9, 9}, {16, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 16, true, true, false, false, ""},
+      {"conv1d", {2, 6, 30}, {5, 6, 5}, {2}, {2, 1}, {}, 1, true, true, false, true, "Clip"},
+      {"gelu", {1, 8, 5, 5}, {8, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, false, false, true, "Gelu"},
+  };
+  for (const ConvCase& c : cases) expect_fast_matches_reference(c, 131, 0.0123f);
+}
+
+TEST(ConvIntegerToFloatFast, RuntimeZeroPointAndScaleAreRead) {
+  // X's zero point is also the value of padded taps: 0, 255 and one in between.
+  const ConvCase c{"runtime", {1, 8, 7, 7}, {12, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, true, false, false, ""};
+  for (uint8_t z : {0, 77, 255})
+    for (float s : {0.5f, 0.031f}) expect_fast_matches_reference(c, z, s);
+}
+
+TEST(ConvIntegerToFloatFast, EmptyBatch) {
+  const std::vector<Tensor> ins = {Tensor(DataType::UInt8, {0, 4, 5, 5}), bytes({6, 4, 3, 3}, DataType::Int8, 9),
+                                   scalar(0.1f), scalar(0.2f), Tensor::scalar<uint8_t>(3), Tensor(), Tensor()};
+  const Tensor y = fused("ConvIntegerToFloat", ins, {}, "fast", {false, true, false, true, false, true, true});
+  EXPECT_EQ(y.shape(), (Shape{0, 6, 3, 3}));
+}
+
+}  // namespace
+}  // namespace fusor::test
