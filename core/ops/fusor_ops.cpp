@@ -141,6 +141,10 @@ const std::vector<FusorOpSpec> kSpecs = {
      "at run time: the dynamic quantization of a Conv by ORT's quantize_dynamic (DynamicQuantizeLinear -> "
      "ConvInteger -> Cast -> Mul by the scales [-> Add of the bias]). WScale and WZero per tensor or per output "
      "channel (1 or C_out values, any shape), B C_out values; NCHW.", "conv_float"},
+    {"NhwcConvIntegerToFloat",
+     "X:T1 W:T2 XScale:tensor(float) WScale:tensor(float) XZero?:T1 WZero?:T2 B?:tensor(float)", "Y:tensor(float)",
+     QTYPES, CONV_ATTRS " " ACTIVATION, "ConvIntegerToFloat on NHWC input and output; W stays OIHW.",
+     "nhwc_conv_float"},
     {"QAdd", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
      "Q(act(DQ(A) + DQ(B))) with ONNX broadcasting; act: \"\", Relu, Clip.", "as Add"},
     {"QMul", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
@@ -211,6 +215,7 @@ FusorOpSignature parse(const FusorOpSpec& s) {
       {"qmatmul", ShapeRule::QMatMul},
       {"qmatmul_float", ShapeRule::QMatMulFloat},
       {"conv_float", ShapeRule::ConvFloat},
+      {"nhwc_conv_float", ShapeRule::NhwcConvFloat},
       {"lookup", ShapeRule::Lookup},
   };
   const size_t space = op.shape.find(' ');

@@ -1,5 +1,6 @@
-// The fast QConv (NCHW: X, Z and Y transposed around the NHWC core), NhwcQConv and
-// ConvIntegerToFloat (dynamic quantization, NCHW: X transposed in, the float result out) kernels:
+// The fast QConv (NCHW: X, Z and Y transposed around the NHWC core), NhwcQConv, ConvIntegerToFloat
+// (dynamic quantization, NCHW: X transposed in, the float result out) and NhwcConvIntegerToFloat
+// kernels:
 // weights prepacked at creation (kernels/int8/qconv.h); 1-D and 2-D convolutions. Anything else
 // (non-constant weights or scales, other ranks) runs the reference kernel.
 #include <cstring>
@@ -109,14 +110,15 @@ class FastQConv : public FastKernel {
 };
 
 // ConvIntegerToFloat: W, WScale, WZero and B constant; X uint8 with one scale and zero point per
-// call. The weights are packed once (QConvSpec::dynamic); each call transposes X to NHWC, runs
-// QConvWeights::run_float into float NHWC scratch and transposes that to Y (NCHW). The int32
+// call. The weights are packed once (QConvSpec::dynamic); each call runs QConvWeights::run_float
+// (NCHW: X transposed to NHWC first, the float NHWC result transposed to Y after). The int32
 // sums are exact and multiplied by the float product x_scale * w_scale[oc], as the unfused group
 // does, so without B the result is the group's to the bit.
 class FastConvIntegerToFloat : public FastKernel {
  public:
-  explicit FastConvIntegerToFloat(const KernelInfo& info)
-      : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)), act_(fused::activation_of(info.n())) {
+  FastConvIntegerToFloat(const KernelInfo& info, bool nhwc)
+      : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)), nhwc_(nhwc),
+        act_(fused::activation_of(info.n())) {
     const auto& c = info.const_inputs;
     auto cin = [&](size_t i) -> const Tensor* { return i < c.size() && c[i] ? c[i].get() : nullptr; };
     const Tensor *w = cin(1), *ws = cin(3), *wz = cin(5), *b = cin(6);
@@ -153,20 +155,33 @@ class FastConvIntegerToFloat : public FastKernel {
     if (!weights_ || x.dtype() != DataType::UInt8 || x.rank() != static_cast<int>(w_shape_.size()) ||
         xs.dtype() != DataType::Float || xs.numel() != 1 || (xz && (xz->dtype() != DataType::UInt8 || xz->numel() != 1)))
       return fallback_->compute(ctx);
-    const ConvParams p = conv_params(attrs_, x.shape(), w_shape_);
+    const int r = x.rank();
+    Shape nchw = x.shape();  // the NCHW view of X's shape
+    if (nhwc_) {
+      nchw = {x.dim(0), x.dim(r - 1)};
+      for (int d = 1; d < r - 1; ++d) nchw.push_back(x.dim(d));
+    }
+    const ConvParams p = conv_params(attrs_, nchw, w_shape_);
     const Conv2dShape s = conv2d_shape(p);
-    Shape out_shape{p.batch, p.out_channels};
+    Shape out_shape{p.batch};
+    if (!nhwc_) out_shape.push_back(p.out_channels);
     for (int64_t d : p.out) out_shape.push_back(d);
+    if (nhwc_) out_shape.push_back(p.out_channels);
     Tensor& y = ctx.output(0, out_shape, DataType::Float);
     if (y.numel() == 0) return;
     auto scratch = [&ctx](size_t bytes) { return ctx.scratch(bytes); };
     ThreadPool* pool = &ctx.threads();
+    const int32_t x_zero = xz ? xz->data<uint8_t>()[0] : 0;
+    const float* bias = bias_.empty() ? nullptr : bias_.data();
+    if (nhwc_) {
+      weights_->run_float(s, x.data<uint8_t>(), x_zero, xs.data<float>()[0], bias, act_, y.data<float>(), pool, scratch);
+      return;
+    }
     const int64_t in_sp = s.in_h * s.in_w, out_sp = s.out_h * s.out_w;
     auto* xt = static_cast<uint8_t*>(ctx.scratch(static_cast<size_t>(s.batch * s.in_c * in_sp)));
     nchw_to_nhwc_u8(x.data<uint8_t>(), s.batch, s.in_c, in_sp, xt, pool);
     auto* yt = static_cast<float*>(ctx.scratch(static_cast<size_t>(y.numel()) * sizeof(float)));
-    weights_->run_float(s, xt, xz ? xz->data<uint8_t>()[0] : 0, xs.data<float>()[0],
-                        bias_.empty() ? nullptr : bias_.data(), act_, yt, pool, scratch);
+    weights_->run_float(s, xt, x_zero, xs.data<float>()[0], bias, act_, yt, pool, scratch);
     // Y[n, c, i] = yt[n, i, c] over the spatial positions i.
     const Tensor src = Tensor::view(DataType::Float, {s.batch, out_sp, s.out_c}, yt);
     Tensor dst = y.reshaped({s.batch, s.out_c, out_sp});
@@ -175,6 +190,7 @@ class FastConvIntegerToFloat : public FastKernel {
 
  private:
   WindowAttrs attrs_;
+  bool nhwc_;
   ActivationSpec act_;
   Shape w_shape_;
   std::vector<float> bias_;
@@ -189,7 +205,9 @@ void register_int8_conv_kernels(KernelRegistry& r) {
   r.add(kFusorDomain, "NhwcQConv", "fast", kFastPriority,
         [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastQConv>(i, true); });
   r.add(kFusorDomain, "ConvIntegerToFloat", "fast", kFastPriority,
-        [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastConvIntegerToFloat>(i); });
+        [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastConvIntegerToFloat>(i, false); });
+  r.add(kFusorDomain, "NhwcConvIntegerToFloat", "fast", kFastPriority,
+        [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<FastConvIntegerToFloat>(i, true); });
 }
 
 }  // namespace fusor::int8

@@ -177,11 +177,12 @@ class RefMatMulIntegerToFloat : public Kernel {
 
 // ConvIntegerToFloat: act(Cast<float>(ConvInteger(X, W, XZero, WZero)) * (XScale * WScale) + B), the
 // quantize_dynamic group of a Conv op for op; WScale and B (C_out values) broadcast over the output
-// channels as the group's reshaped constants do.
+// channels as the group's reshaped constants do. NhwcConvIntegerToFloat: the same between
+// transposes.
 class RefConvIntegerToFloat : public Kernel {
  public:
-  explicit RefConvIntegerToFloat(const KernelInfo& info)
-      : act_(activation_of(info.n())), conv_("ConvInteger", 4, conv_attrs(info.n()), 1, 10),
+  RefConvIntegerToFloat(const KernelInfo& info, bool nhwc)
+      : nhwc_(nhwc), act_(activation_of(info.n())), conv_("ConvInteger", 4, conv_attrs(info.n()), 1, 10),
         cast_("Cast", 1, {Attribute::make_int("to", 1)}), mul_("Mul", 2), add_("Add", 2) {}
 
   void compute(KernelContext& ctx) override {
@@ -190,7 +191,10 @@ class RefConvIntegerToFloat : public Kernel {
     if (xs.numel() != 1 || (xz && xz->numel() != 1))
       throw_bad_input(ctx.where() + ": XScale and XZero must hold one value each, got " + shape_str(xs.shape()) +
                       (xz ? " and " + shape_str(xz->shape()) : std::string()));
-    const Tensor acc = conv_.run1(ctx, {&required_input(ctx, 0), &required_input(ctx, 1), xz, optional_input(ctx, 5)});
+    const Tensor& x_in = required_input(ctx, 0);
+    if (x_in.rank() < 3) throw_bad_input(ctx.where() + ": X must have rank >= 3, got " + shape_str(x_in.shape()));
+    const Tensor x = nhwc_ ? permuted(x_in, to_channels_first(x_in.rank())) : x_in;
+    const Tensor acc = conv_.run1(ctx, {&x, &required_input(ctx, 1), xz, optional_input(ctx, 5)});
     const Tensor accf = cast_.run1(ctx, {&acc});
     // A per-channel constant as [C_out, 1, ...] (broadcast against (N, C_out, spatial...)).
     auto per_channel = [&](const Tensor& t, const char* what) {
@@ -210,10 +214,11 @@ class RefConvIntegerToFloat : public Kernel {
       y = add_.run1(ctx, {&y, &bc});
     }
     activate_in_place(y, act_, ctx.where());
-    write_output(ctx, 0, y);
+    write_output(ctx, 0, nhwc_ ? permuted(y, to_channels_last(y.rank())) : y);
   }
 
  private:
+  bool nhwc_;
   ActivationSpec act_;
   InnerOp conv_, cast_, mul_, add_;
 };
@@ -266,7 +271,8 @@ void register_int8_reference_kernels(KernelRegistry& r) {
   add("QMatMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, false); });
   add("QMatMulFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, true); });
   add("MatMulIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefMatMulIntegerToFloat>(i); });
-  add("ConvIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefConvIntegerToFloat>(i); });
+  add("ConvIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefConvIntegerToFloat>(i, false); });
+  add("NhwcConvIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefConvIntegerToFloat>(i, true); });
   add("QAdd", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Add"); });
   add("QMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Mul"); });
   add("QLookup", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<QLookupKernel>(i); });

@@ -8,7 +8,8 @@
 // rounding, checked relatively). Shapes: odd channel counts (K not a multiple of 4), strides, pads,
 // dilations, groups (a depthwise conv too, which this kernel runs as a grouped GEMM), 1x1 convs
 // read in place, 1-D convs; per-tensor and per-channel scales and zero points; int8 and uint8
-// weights; X's zero point and scale changing from call to call.
+// weights; X's zero point and scale changing from call to call. fusor.NhwcConvIntegerToFloat
+// (the same on NHWC data, the layout level's form) must give the NCHW reference's result, permuted.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,15 +82,24 @@ void expect_fast_matches_reference(const ConvCase& c, uint8_t x_zero, float x_sc
   for (Int8Isa isa : int8::runnable_int8_isas()) {
     Int8IsaScope scope(isa);
     SCOPED_TRACE(c.name + " " + int8_isa_name(isa) + " x_zero " + std::to_string(x_zero));
-    const Tensor fast = fused("ConvIntegerToFloat", ins, attrs, "fast", constant);
-    ASSERT_EQ(ref.shape(), fast.shape());
-    for (int64_t i = 0; i < ref.numel(); ++i) {
-      const float r = ref.data<float>()[i], f = fast.data<float>()[i];
-      if (exact) {
-        ASSERT_EQ(r, f) << "element " << i;
-      } else {
-        ASSERT_NEAR(r, f, 2e-6 * std::max(1.0f, std::fabs(r))) << "element " << i;
+    auto expect_same = [&](const Tensor& want, const Tensor& got, const char* what) {
+      ASSERT_EQ(want.shape(), got.shape()) << what;
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        const float r = want.data<float>()[i], f = got.data<float>()[i];
+        if (exact) {
+          ASSERT_EQ(r, f) << what << " element " << i;
+        } else {
+          ASSERT_NEAR(r, f, 2e-6 * std::max(1.0f, std::fabs(r))) << what << " element " << i;
+        }
       }
+    };
+    expect_same(ref, fused("ConvIntegerToFloat", ins, attrs, "fast", constant), "NCHW");
+    if (c.x.size() == 4) {
+      std::vector<Tensor> nhwc = ins;
+      nhwc[0] = onnx_op("Transpose", {x}, {Attribute::make_ints("perm", {0, 2, 3, 1})});
+      const Tensor want = onnx_op("Transpose", {ref}, {Attribute::make_ints("perm", {0, 2, 3, 1})});
+      expect_same(want, fused("NhwcConvIntegerToFloat", nhwc, attrs, "fast", constant), "NHWC fast");
+      expect_same(want, fused("NhwcConvIntegerToFloat", nhwc, attrs, "reference", constant), "NHWC reference");
     }
   }
 }
