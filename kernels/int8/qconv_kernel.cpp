@@ -31,6 +31,38 @@ std::vector<float> as_float(const Tensor* t) {
   return v;
 }
 
+// A conv's shapes from X's (NHWC when nhwc, else NCHW): the 2-D view the int8 core runs and the
+// output's shape in X's layout.
+struct ConvShapes {
+  Conv2dShape s;
+  Shape out;
+};
+
+ConvShapes conv_shapes(const WindowAttrs& attrs, const Tensor& x, const Shape& w_shape, bool nhwc) {
+  const int r = x.rank();
+  Shape nchw = x.shape();
+  if (nhwc) {
+    nchw = {x.dim(0), x.dim(r - 1)};
+    for (int d = 1; d < r - 1; ++d) nchw.push_back(x.dim(d));
+  }
+  const ConvParams p = conv_params(attrs, nchw, w_shape);
+  ConvShapes c{conv2d_shape(p), {p.batch}};
+  if (!nhwc) c.out.push_back(p.out_channels);
+  for (int64_t d : p.out) c.out.push_back(d);
+  if (nhwc) c.out.push_back(p.out_channels);
+  return c;
+}
+
+// The weight's part of a conv's spec (W: OIHW or OIW); false when the group does not divide C_out.
+bool set_weight_dims(QConvSpec& spec, const Tensor& w, int64_t group) {
+  spec.out_c = w.dim(0);
+  spec.in_c_per_group = w.dim(1);
+  spec.k_h = w.rank() == 4 ? w.dim(2) : 1;
+  spec.k_w = w.dim(w.rank() - 1);
+  spec.group = group;
+  return group > 0 && spec.out_c % group == 0;
+}
+
 class FastQConv : public FastKernel {
  public:
   FastQConv(const KernelInfo& info, bool nhwc) : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)), nhwc_(nhwc) {
@@ -43,12 +75,7 @@ class FastQConv : public FastKernel {
     if (info.input_types.empty() || !info.input_types[0] || !is_8bit(info.input_types[0]->elem)) return;
     QConvSpec spec = qconv_params(info.n());
     spec.signed_act = info.input_types[0]->elem == DataType::Int8;
-    spec.out_c = w->dim(0);
-    spec.in_c_per_group = w->dim(1);
-    spec.k_h = w->rank() == 4 ? w->dim(2) : 1;
-    spec.k_w = w->dim(w->rank() - 1);
-    spec.group = attrs_.group;
-    if (spec.group <= 0 || spec.out_c % spec.group != 0) return;
+    if (!set_weight_dims(spec, *w, attrs_.group)) return;
     if ((ws->numel() != 1 && ws->numel() != spec.out_c) || (wz && wz->numel() != ws->numel())) return;
     if (b && (b->numel() != spec.out_c || (bs->numel() != 1 && bs->numel() != spec.out_c))) return;
     w_shape_ = w->shape();
@@ -66,19 +93,9 @@ class FastQConv : public FastKernel {
     if (!weights_ || (x.rank() != 3 && x.rank() != 4) || x.rank() != static_cast<int>(w_shape_.size()) ||
         x.dtype() != (weights_->spec().signed_act ? DataType::Int8 : DataType::UInt8))
       return fallback_->compute(ctx);
-    const int r = x.rank();
-    // The NCHW view of X's shape.
-    Shape nchw = x.shape();
-    if (nhwc_) {
-      nchw = {x.dim(0), x.dim(r - 1)};
-      for (int d = 1; d < r - 1; ++d) nchw.push_back(x.dim(d));
-    }
-    const ConvParams p = conv_params(attrs_, nchw, w_shape_);
-    const Conv2dShape s = conv2d_shape(p);
-    Shape out_shape{p.batch};
-    if (!nhwc_) out_shape.push_back(p.out_channels);
-    for (int64_t d : p.out) out_shape.push_back(d);
-    if (nhwc_) out_shape.push_back(p.out_channels);
+    const ConvShapes shapes = conv_shapes(attrs_, x, w_shape_, nhwc_);
+    const Conv2dShape& s = shapes.s;
+    const Shape& out_shape = shapes.out;
     Tensor& y = ctx.output(0, out_shape, x.dtype());
     const Tensor* z = weights_->spec().residual ? optional_input(ctx, 6) : nullptr;
     if (weights_->spec().residual && (!z || z->shape() != out_shape || z->dtype() != x.dtype()))
@@ -130,12 +147,7 @@ class FastConvIntegerToFloat : public FastKernel {
     if (info.input_types.empty() || !info.input_types[0] || info.input_types[0]->elem != DataType::UInt8) return;
     QConvSpec spec;
     spec.dynamic = true;
-    spec.out_c = w->dim(0);
-    spec.in_c_per_group = w->dim(1);
-    spec.k_h = w->rank() == 4 ? w->dim(2) : 1;
-    spec.k_w = w->dim(w->rank() - 1);
-    spec.group = attrs_.group;
-    if (spec.group <= 0 || spec.out_c % spec.group != 0) return;
+    if (!set_weight_dims(spec, *w, attrs_.group)) return;
     auto per_channel = [&](const Tensor* t) { return !t || t->numel() == 1 || t->numel() == spec.out_c; };
     if (!per_channel(ws) || !per_channel(wz) || (b && b->numel() != spec.out_c)) return;
     w_shape_ = w->shape();
@@ -155,19 +167,9 @@ class FastConvIntegerToFloat : public FastKernel {
     if (!weights_ || x.dtype() != DataType::UInt8 || x.rank() != static_cast<int>(w_shape_.size()) ||
         xs.dtype() != DataType::Float || xs.numel() != 1 || (xz && (xz->dtype() != DataType::UInt8 || xz->numel() != 1)))
       return fallback_->compute(ctx);
-    const int r = x.rank();
-    Shape nchw = x.shape();  // the NCHW view of X's shape
-    if (nhwc_) {
-      nchw = {x.dim(0), x.dim(r - 1)};
-      for (int d = 1; d < r - 1; ++d) nchw.push_back(x.dim(d));
-    }
-    const ConvParams p = conv_params(attrs_, nchw, w_shape_);
-    const Conv2dShape s = conv2d_shape(p);
-    Shape out_shape{p.batch};
-    if (!nhwc_) out_shape.push_back(p.out_channels);
-    for (int64_t d : p.out) out_shape.push_back(d);
-    if (nhwc_) out_shape.push_back(p.out_channels);
-    Tensor& y = ctx.output(0, out_shape, DataType::Float);
+    const ConvShapes shapes = conv_shapes(attrs_, x, w_shape_, nhwc_);
+    const Conv2dShape& s = shapes.s;
+    Tensor& y = ctx.output(0, shapes.out, DataType::Float);
     if (y.numel() == 0) return;
     auto scratch = [&ctx](size_t bytes) { return ctx.scratch(bytes); };
     ThreadPool* pool = &ctx.threads();

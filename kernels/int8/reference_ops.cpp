@@ -145,6 +145,14 @@ class RefQMatMul : public Kernel {
   InnerOp matmul_, add_;
 };
 
+// The run-time quantization parameters of a dynamically quantized op's input (DynamicQuantizeLinear's
+// scale and zero point): one value each.
+void require_one_value(KernelContext& ctx, const Tensor& scale, const Tensor* zero, const char* names) {
+  if (scale.numel() != 1 || (zero && zero->numel() != 1))
+    throw_bad_input(ctx.where() + ": " + names + " must hold one value each, got " + shape_str(scale.shape()) +
+                    (zero ? " and " + shape_str(zero->shape()) : std::string()));
+}
+
 // MatMulIntegerToFloat: act(Cast<float>(MatMulInteger(A, B, AZero, BZero)) * (AScale * BScale) + Bias),
 // the dynamic-quantization group of ORT's quantize_dynamic, op for op (so the fast kernel, which
 // multiplies the exact int32 sums by AScale * BScale[n] in float, matches it exactly).
@@ -157,9 +165,7 @@ class RefMatMulIntegerToFloat : public Kernel {
   void compute(KernelContext& ctx) override {
     const Tensor& as = required_input(ctx, 2);
     const Tensor* az = optional_input(ctx, 4);
-    if (as.numel() != 1 || (az && az->numel() != 1))
-      throw_bad_input(ctx.where() + ": AScale and AZero must hold one value each, got " + shape_str(as.shape()) +
-                      (az ? " and " + shape_str(az->shape()) : std::string()));
+    require_one_value(ctx, as, az, "AScale and AZero");
     const Tensor* bz = optional_input(ctx, 5);
     const Tensor acc = mmi_.run1(ctx, {&required_input(ctx, 0), &required_input(ctx, 1), az, bz});
     const Tensor accf = cast_.run1(ctx, {&acc});
@@ -188,9 +194,7 @@ class RefConvIntegerToFloat : public Kernel {
   void compute(KernelContext& ctx) override {
     const Tensor& xs = required_input(ctx, 2);
     const Tensor* xz = optional_input(ctx, 4);
-    if (xs.numel() != 1 || (xz && xz->numel() != 1))
-      throw_bad_input(ctx.where() + ": XScale and XZero must hold one value each, got " + shape_str(xs.shape()) +
-                      (xz ? " and " + shape_str(xz->shape()) : std::string()));
+    require_one_value(ctx, xs, xz, "XScale and XZero");
     const Tensor& x_in = required_input(ctx, 0);
     if (x_in.rank() < 3) throw_bad_input(ctx.where() + ": X must have rank >= 3, got " + shape_str(x_in.shape()));
     const Tensor x = nhwc_ ? permuted(x_in, to_channels_first(x_in.rank())) : x_in;

@@ -40,13 +40,6 @@ struct Int8IsaScope {
   Int8IsaScope& operator=(const Int8IsaScope&) = delete;
 };
 
-Tensor bytes(const Shape& s, DataType t, uint32_t seed) {
-  std::mt19937 g(seed);
-  Tensor out(t, s);
-  for (int64_t i = 0; i < out.numel(); ++i) out.data<uint8_t>()[i] = static_cast<uint8_t>(g());
-  return out;
-}
-
 struct ConvCase {
   std::string name;
   Shape x, w;  // NCHW (or NCW), OIHW (or OIW)
@@ -70,9 +63,9 @@ void expect_fast_matches_reference(const ConvCase& c, uint8_t x_zero, float x_sc
   const DataType wt = c.w_signed ? DataType::Int8 : DataType::UInt8;
   Shape per{oc};
   for (size_t d = 2; d < c.x.size(); ++d) per.push_back(1);  // [C_out, 1, 1], as quantize_dynamic shapes it
-  const Tensor x = bytes(c.x, DataType::UInt8, 1), w = bytes(c.w, wt, 2);
+  const Tensor x = random_bytes(c.x, DataType::UInt8, 1), w = random_bytes(c.w, wt, 2);
   const Tensor ws = c.per_channel ? rnd(per, 3, 0.001f, 0.01f) : rnd({}, 3, 0.001f, 0.01f);
-  const Tensor wz = c.w_zero ? bytes(c.per_channel ? Shape{oc} : Shape{}, wt, 4) : Tensor();
+  const Tensor wz = c.w_zero ? random_bytes(c.per_channel ? Shape{oc} : Shape{}, wt, 4) : Tensor();
   const Tensor b = c.bias ? rnd({1, oc, 1, 1}, 5).reshaped(c.x.size() == 4 ? Shape{1, oc, 1, 1} : Shape{1, oc, 1}) : Tensor();
   const std::vector<Tensor> ins = {x, w, scalar(x_scale), ws, Tensor::scalar<uint8_t>(x_zero), wz, b};
   const std::vector<bool> constant = {false, true, false, true, false, true, true};
@@ -82,22 +75,15 @@ void expect_fast_matches_reference(const ConvCase& c, uint8_t x_zero, float x_sc
   for (Int8Isa isa : int8::runnable_int8_isas()) {
     Int8IsaScope scope(isa);
     SCOPED_TRACE(c.name + " " + int8_isa_name(isa) + " x_zero " + std::to_string(x_zero));
+    // Bit for bit (tolerance 0) where exact, else to a float rounding.
     auto expect_same = [&](const Tensor& want, const Tensor& got, const char* what) {
-      ASSERT_EQ(want.shape(), got.shape()) << what;
-      for (int64_t i = 0; i < want.numel(); ++i) {
-        const float r = want.data<float>()[i], f = got.data<float>()[i];
-        if (exact) {
-          ASSERT_EQ(r, f) << what << " element " << i;
-        } else {
-          ASSERT_NEAR(r, f, 2e-6 * std::max(1.0f, std::fabs(r))) << what << " element " << i;
-        }
-      }
+      EXPECT_TRUE(near(got, want, exact ? 0.0 : 2e-6)) << what;
     };
     expect_same(ref, fused("ConvIntegerToFloat", ins, attrs, "fast", constant), "NCHW");
     if (c.x.size() == 4) {
       std::vector<Tensor> nhwc = ins;
-      nhwc[0] = onnx_op("Transpose", {x}, {Attribute::make_ints("perm", {0, 2, 3, 1})});
-      const Tensor want = onnx_op("Transpose", {ref}, {Attribute::make_ints("perm", {0, 2, 3, 1})});
+      nhwc[0] = transpose(x, {0, 2, 3, 1});
+      const Tensor want = transpose(ref, {0, 2, 3, 1});
       expect_same(want, fused("NhwcConvIntegerToFloat", nhwc, attrs, "fast", constant), "NHWC fast");
       expect_same(want, fused("NhwcConvIntegerToFloat", nhwc, attrs, "reference", constant), "NHWC reference");
     }
@@ -132,7 +118,7 @@ TEST(ConvIntegerToFloatFast, RuntimeZeroPointAndScaleAreRead) {
 }
 
 TEST(ConvIntegerToFloatFast, EmptyBatch) {
-  const std::vector<Tensor> ins = {Tensor(DataType::UInt8, {0, 4, 5, 5}), bytes({6, 4, 3, 3}, DataType::Int8, 9),
+  const std::vector<Tensor> ins = {Tensor(DataType::UInt8, {0, 4, 5, 5}), random_bytes({6, 4, 3, 3}, DataType::Int8, 9),
                                    scalar(0.1f), scalar(0.2f), Tensor::scalar<uint8_t>(3), Tensor(), Tensor()};
   const Tensor y = fused("ConvIntegerToFloat", ins, {}, "fast", {false, true, false, true, false, true, true});
   EXPECT_EQ(y.shape(), (Shape{0, 6, 3, 3}));
