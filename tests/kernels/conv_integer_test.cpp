@@ -10,6 +10,8 @@
 // read in place, 1-D convs; per-tensor and per-channel scales and zero points; int8 and uint8
 // weights; X's zero point and scale changing from call to call. fusor.NhwcConvIntegerToFloat
 // (the same on NHWC data, the layout level's form) must give the NCHW reference's result, permuted.
+// QConvWeights::run_float is also run directly on one and two threads (small maps with many
+// channels: tasks split by weight panels, the float output addressed at their columns).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +22,8 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/int8/qconv.h"
+#include "kernels/thread_pool.h"
 #include "tests/kernels/fused_test_util.h"
 #include "tests/kernels/int8_isas.h"
 
@@ -115,6 +119,53 @@ TEST(ConvIntegerToFloatFast, RuntimeZeroPointAndScaleAreRead) {
   const ConvCase c{"runtime", {1, 8, 7, 7}, {12, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, true, false, false, ""};
   for (uint8_t z : {0, 77, 255})
     for (float s : {0.5f, 0.031f}) expect_fast_matches_reference(c, z, s);
+}
+
+TEST(ConvIntegerToFloatRunFloat, OneAndTwoThreadsMatchTheReference) {
+  struct T {
+    const char* name;
+    int64_t c, h, w, oc, k, pad, stride, group;
+  };
+  // Each large enough for threads_for to pick two threads (a few million multiply-adds).
+  for (const T& t : {T{"7x7_map_200_channels", 64, 7, 7, 200, 3, 1, 1, 1}, T{"odd_c_im2col", 13, 21, 21, 200, 3, 1, 2, 1},
+                     T{"groups", 64, 14, 14, 128, 3, 1, 1, 2}, T{"1x1", 48, 14, 14, 400, 1, 0, 1, 1}}) {
+    const int64_t oh = (t.h + 2 * t.pad - t.k) / t.stride + 1, ow = (t.w + 2 * t.pad - t.k) / t.stride + 1;
+    const Tensor x = random_bytes({1, t.h, t.w, t.c}, DataType::UInt8, 11);  // NHWC
+    const Tensor w = random_bytes({t.oc, t.c / t.group, t.k, t.k}, DataType::Int8, 12);
+    const Tensor ws = rnd({t.oc}, 13, 0.001f, 0.01f), b = rnd({t.oc}, 14);
+    const uint8_t x_zero = 119;
+    const float x_scale = 0.017f;
+    std::vector<Attribute> attrs = {Attribute::make_int("group", t.group), Attribute::make_ints("pads", {t.pad, t.pad, t.pad, t.pad}),
+                                    Attribute::make_ints("strides", {t.stride, t.stride}), Attribute::make_string("activation", "Relu")};
+    const Tensor want = fused("NhwcConvIntegerToFloat",
+                              {x, w, scalar(x_scale), ws, Tensor::scalar<uint8_t>(x_zero), Tensor(), b}, attrs,
+                              "reference", {false, true, false, true, false, true, true});
+    Conv2dShape s;
+    s.in_c = t.c, s.in_h = t.h, s.in_w = t.w, s.out_c = t.oc, s.out_h = oh, s.out_w = ow, s.k_h = t.k, s.k_w = t.k;
+    s.stride_h = s.stride_w = t.stride;
+    s.pad_t = s.pad_l = s.pad_b = s.pad_r = t.pad;
+    s.group = t.group;
+    int8::QConvSpec spec;
+    spec.dynamic = true;
+    spec.out_c = t.oc, spec.in_c_per_group = t.c / t.group, spec.k_h = spec.k_w = t.k, spec.group = t.group;
+    const ActivationSpec relu = ActivationSpec::relu();
+    for (Int8Isa isa : int8::runnable_int8_isas()) {
+      const int8::QConvWeights qw(spec, w.raw(), true, ws.data<float>(), t.oc, nullptr, 0, nullptr, nullptr, 0, isa);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(t.name) + " " + int8_isa_name(isa) + " threads " + std::to_string(threads));
+        ThreadPool pool(threads);
+        std::vector<std::vector<uint8_t>> blocks;
+        auto scratch = [&](size_t bytes) -> void* {
+          blocks.emplace_back(bytes + 64, 0xcd);  // garbage, as an arena's would be
+          return blocks.back().data();
+        };
+        Tensor got(DataType::Float, want.shape());
+        qw.run_float(s, x.data<uint8_t>(), x_zero, x_scale, b.data<float>(), relu, got.data<float>(),
+                     threads > 1 ? &pool : nullptr, scratch);
+        EXPECT_TRUE(near(got, want, 2e-6));
+      }
+    }
+  }
 }
 
 TEST(ConvIntegerToFloatFast, EmptyBatch) {
