@@ -101,11 +101,6 @@ void copy_taps(const uint8_t* src_row, int64_t iw0, const Conv2dShape& s, int64_
   }
 }
 
-// Bytes of one output element of the epilogue.
-int64_t out_bytes(const QEpilogue& ep) {
-  return ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
-}
-
 // The bytes an im2col block may be written past its end by im2col_wide (its widest vector).
 constexpr int64_t kIm2colSlack = 64;
 // Kernel rows of at most this many taps take the wide path.
@@ -242,7 +237,7 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
     : spec_(spec), isa_(isa) {
   const int64_t OC = spec.out_c, Cg = spec.in_c_per_group, taps = spec.k_h * spec.k_w, G = spec.group;
   const int64_t OCg = OC / G, K = Cg * taps;
-  depthwise_ = G > 1 && Cg == 1 && OCg == 1 && !spec.dynamic;
+  depthwise_ = G > 1 && Cg == 1 && OCg == 1;
   const int32_t tmin = spec.signed_act ? -128 : 0, tmax = spec.signed_act ? 127 : 255;
   x_zero_u8_ = spec.x.zero_point + (spec.signed_act ? 128 : 0);
   auto wv = [&](int64_t oc, int64_t c, int64_t t) -> int32_t {
@@ -315,7 +310,9 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
   if (e.qmin > e.qmax) e.qmin = e.qmax;
   e.cmin = tmin;
   e.cmax = tmax;
-  if (depthwise_ && isa == Int8Isa::Avx512Vnni)
+  // (Not for dynamic weights: QDepthwise4 keeps the epilogue's constants, which depend on X's
+  // parameters there.)
+  if (depthwise_ && isa == Int8Isa::Avx512Vnni && !spec.dynamic)
     dw4_ = QDepthwise4(OC, spec.k_h, spec.k_w, dw_weights_.data(), dw_stride_, epilogue_, spec.signed_act);
   if (spec.residual) {
     // y = round((t - cz) * cs / ys + (z - zz) * zs / ys) + yz, t the conv's quantized output.
@@ -330,16 +327,16 @@ void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z,
                        const std::function<void*(size_t)>& scratch) const {
   if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;  // nothing to write (an empty batch)
   if (spec_.dynamic) throw_internal("QConvWeights::run: dynamic weights run by run_float");
-  if (depthwise_) {
-    run_depthwise(s, x, z, y, pool, scratch);
-    return;
-  }
   QEpilogue ep = epilogue_;
   if (z) {
     ep.residual = z;
-    ep.residual_ld = s.out_c;
+    ep.residual_ld = s.out_c;  // a pixel is a row of the epilogue
   }
-  run_gemm(s, x, ep, x_zero_u8_, y, pool, scratch);
+  if (depthwise_) {
+    run_depthwise(s, x, ep, spec_.x.zero_point, y, pool, scratch);
+  } else {
+    run_gemm(s, x, ep, x_zero_u8_, y, pool, scratch);
+  }
 }
 
 void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_zero, float x_scale, const float* bias,
@@ -349,14 +346,21 @@ void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_z
   if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;
   // This call's per-channel constants (qgemm.h has the algebra): the weights were prepared with X's
   // zero point 0 and scale 1, so mult_ holds w_scale and col_offset_ nothing.
-  const int64_t OC = spec_.out_c, OCg = OC / spec_.group, K = packed_[0].k();
+  const int64_t OC = spec_.out_c, OCg = OC / spec_.group, taps = spec_.k_h * spec_.k_w;
   // (Vectors, not scratch: run_gemm asks scratch for its block once, and a caller's scratch need
   // not keep an earlier block alive.)
   std::vector<int32_t> off(static_cast<size_t>(OC));
   std::vector<float> mult(static_cast<size_t>(OC)), add(static_cast<size_t>(OC));
   for (int64_t oc = 0; oc < OC; ++oc) {
-    const int32_t colsum = packed_[static_cast<size_t>(oc / OCg)].col_sums()[oc % OCg];
-    off[oc] = -x_zero * colsum + static_cast<int32_t>(K) * x_zero * col_bzero_[oc];
+    if (depthwise_) {
+      // sum_t (x - xz)(w - wz) = sum_t x (w - wz) - xz sum_t (w - wz) (the weights stored less wz)
+      int32_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) sum += dw_weights_[static_cast<size_t>(t * dw_stride_ + oc)];
+      off[oc] = -x_zero * sum;
+    } else {
+      const QPackedB& pb = packed_[static_cast<size_t>(oc / OCg)];
+      off[oc] = -x_zero * pb.col_sums()[oc % OCg] + static_cast<int32_t>(pb.k()) * x_zero * col_bzero_[oc];
+    }
     mult[oc] = x_scale * mult_[oc];
     add[oc] = bias ? bias[oc] : 0.0f;
   }
@@ -366,25 +370,25 @@ void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_z
   ep.mult = mult.data();
   ep.add = add.data();
   ep.act = act;
-  run_gemm(s, x, ep, x_zero, y, pool, scratch);
+  if (depthwise_) {
+    run_depthwise(s, x, ep, x_zero, y, pool, scratch);
+  } else {
+    run_gemm(s, x, ep, x_zero, y, pool, scratch);
+  }
 }
 
-void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y,
-                                 ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
+void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero,
+                                 void* y, ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   QDepthwiseArgs a;
   a.s = &s;
   a.x = x;
-  a.z = z;
-  a.y = y;
+  a.z = ep.residual;
+  a.y = static_cast<uint8_t*>(y);
   a.weights = dw_weights_.data();
   a.w_stride = dw_stride_;
-  a.x_zero = spec_.x.zero_point;
+  a.x_zero = x_zero;
   a.signed_act = spec_.signed_act;
-  a.ep = epilogue_;
-  if (z) {
-    a.ep.residual = z;
-    a.ep.residual_ld = s.out_c;  // a pixel is a row of the epilogue
-  }
+  a.ep = ep;
   const int64_t rows = s.batch * s.out_h;
   if (!dw4_.empty() && dw4_.ring_rows(s.dil_h) <= 64) {
     // One band of rows per thread, all channel blocks: the rows a thread wrote in the layer before
@@ -503,7 +507,7 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
           for (int64_t j = 0; j < cnt; ++j) rows[i + j] = p + j * s.stride_w * C;
           i += cnt;
         }
-        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, static_cast<char*>(y) + m0 * OC * out_bytes(ep), OC,
+        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, static_cast<char*>(y) + m0 * OC * ep.out_bytes(), OC,
                              ep.offset(m0, 0), p0, p0 + per_chunk);
       });
     }
@@ -520,7 +524,7 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const QEpilo
                             ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   const int64_t G = s.group, Cg = s.in_c / G, OCg = s.out_c / G, OC = s.out_c, C = s.in_c;
   const int64_t M = s.batch * s.out_h * s.out_w;
-  const int64_t esize = out_bytes(ep);
+  const int64_t esize = ep.out_bytes();
   const bool direct = G == 1 && s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
                       s.pad_l == 0 && s.pad_b == 0 && s.pad_r == 0 && C % 4 == 0 && !spec_.signed_act &&
                       !need_row_sums_;

@@ -22,8 +22,8 @@
 // Dynamic quantization (fusor.ConvIntegerToFloat, spec.dynamic): X's scale and zero point are known
 // only per call, so the weights are prepared without them (spec.x and spec.y unused) and run_float
 // computes the per-channel constants of each call (the zero-point terms, x_scale * w_scale) and
-// writes float NHWC through the GEMM core's F32 epilogue; uint8 X only, and no depthwise path (a
-// depthwise conv runs as a grouped GEMM).
+// writes float NHWC through the F32 epilogue; uint8 X only. A depthwise conv takes the vpdpwssd
+// (AVX512-VNNI) or scalar depthwise kernel: the four-tap one keeps the epilogue's constants.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -88,8 +88,9 @@ class QConvWeights {
   // points): false when it does not apply.
   bool run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8, void* y,
                     ThreadPool* pool, const std::function<void*(size_t)>& scratch) const;
-  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
-                     const std::function<void*(size_t)>& scratch) const;
+  // Depthwise with epilogue ep (its residual set by the caller); x_zero: X's zero point in X's type.
+  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero, void* y,
+                     ThreadPool* pool, const std::function<void*(size_t)>& scratch) const;
 
   QConvSpec spec_;
   bool depthwise_ = false;

@@ -6,12 +6,13 @@
 // both compute the exact int32 sum times the same float product, so they must agree to the bit;
 // with a bias the fast kernel's multiply-add rounds once where Mul then Add round twice (one float
 // rounding, checked relatively). Shapes: odd channel counts (K not a multiple of 4), strides, pads,
-// dilations, groups (a depthwise conv too, which this kernel runs as a grouped GEMM), 1x1 convs
+// dilations, groups, a depthwise conv (the depthwise kernels with a float epilogue), 1x1 convs
 // read in place, 1-D convs; per-tensor and per-channel scales and zero points; int8 and uint8
 // weights; X's zero point and scale changing from call to call. fusor.NhwcConvIntegerToFloat
 // (the same on NHWC data, the layout level's form) must give the NCHW reference's result, permuted.
 // QConvWeights::run_float is also run directly on one and two threads (small maps with many
-// channels: tasks split by weight panels, the float output addressed at their columns).
+// channels: tasks split by weight panels, the float output addressed at their columns; a
+// depthwise conv over two blocks of 64 channels, the second partial, split by rows).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -128,7 +129,8 @@ TEST(ConvIntegerToFloatRunFloat, OneAndTwoThreadsMatchTheReference) {
   };
   // Each large enough for threads_for to pick two threads (a few million multiply-adds).
   for (const T& t : {T{"7x7_map_200_channels", 64, 7, 7, 200, 3, 1, 1, 1}, T{"odd_c_im2col", 13, 21, 21, 200, 3, 1, 2, 1},
-                     T{"groups", 64, 14, 14, 128, 3, 1, 1, 2}, T{"1x1", 48, 14, 14, 400, 1, 0, 1, 1}}) {
+                     T{"groups", 64, 14, 14, 128, 3, 1, 1, 2}, T{"1x1", 48, 14, 14, 400, 1, 0, 1, 1},
+                     T{"depthwise_72_channels", 72, 56, 56, 72, 3, 1, 2, 72}}) {
     const int64_t oh = (t.h + 2 * t.pad - t.k) / t.stride + 1, ow = (t.w + 2 * t.pad - t.k) / t.stride + 1;
     const Tensor x = random_bytes({1, t.h, t.w, t.c}, DataType::UInt8, 11);  // NHWC
     const Tensor w = random_bytes({t.oc, t.c / t.group, t.k, t.k}, DataType::Int8, 12);
