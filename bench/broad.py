@@ -29,8 +29,8 @@ Options:
 The int8 set (resnet18_qdq, mobilenet_v2_qdq, bert_like_qdq_s128) is the QDQ form ORT's
 quantize_static writes of those models, made by scripts/make_qdq_models.py into $FUSOR_QDQ_MODELS
 (default ~/.cache/fusor/qdq) when missing; name them, or pass --int8, to run them. The dynamic
-set (bert_like_dyn_s128) is the form ORT's quantize_dynamic writes (DynamicQuantizeLinear ->
-MatMulInteger, int8 weights), made by scripts/make_dynamic_models.py into $FUSOR_DYN_MODELS
+set (bert_like_dyn_s128, resnet18_dyn) is the form ORT's quantize_dynamic writes
+(DynamicQuantizeLinear -> MatMulInteger or ConvInteger, int8 weights), made by scripts/make_dynamic_models.py into $FUSOR_DYN_MODELS
 (default ~/.cache/fusor/dyn). Its outputs are float and carry the noise of quantizing each
 activation with a scale computed at run time: float differences far below 1e-3 flip a value to
 the next step, and the flips grow through the layers (ORT's own outputs at disabled and all differ
@@ -74,7 +74,7 @@ SET = {
 # Their shapes are fixed when they are made (N=1, S=128): no shape flags.
 INT8 = {"resnet18_qdq": [], "mobilenet_v2_qdq": [], "bert_like_qdq_s128": []}
 # Dynamically quantized (quantize_dynamic's form) models, with the float model's shape flags.
-DYN = {"bert_like_dyn_s128": ["--dim", "N=1", "--dim", "S=128"]}
+DYN = {"bert_like_dyn_s128": ["--dim", "N=1", "--dim", "S=128"], "resnet18_dyn": ["--dim", "N=1"]}
 DYN_ATOL = 0.05
 # Several rows can share one exported file.
 FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like", "bert_like_qdq_s128": "bert_like_qdq",

@@ -314,6 +314,17 @@ void infer_qmatmul(InferenceContext& ctx, bool float_out) {
   if (float_out) ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
 }
 
+// Conv's shape (X, W and the Conv attributes; NHWC data with nhwc) with a float output:
+// (Nhwc)ConvIntegerToFloat.
+void infer_conv_float(InferenceContext& ctx, bool nhwc) {
+  if (nhwc) {
+    infer_nhwc("Conv", ctx);
+  } else {
+    run_onnx_inference("Conv", ctx);
+  }
+  ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
 // Y: Table's element type, X's shape.
 void infer_lookup(InferenceContext& ctx) {
   onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
@@ -338,6 +349,8 @@ std::function<void(InferenceContext&)> inference_for(const FusorOpSignature& sig
     case ShapeRule::Nchwc: return [base](InferenceContext& c) { infer_nchwc(base.c_str(), c, false); };
     case ShapeRule::QMatMul: return [](InferenceContext& c) { infer_qmatmul(c, false); };
     case ShapeRule::QMatMulFloat: return [](InferenceContext& c) { infer_qmatmul(c, true); };
+    case ShapeRule::ConvFloat: return [](InferenceContext& c) { infer_conv_float(c, false); };
+    case ShapeRule::NhwcConvFloat: return [](InferenceContext& c) { infer_conv_float(c, true); };
     case ShapeRule::Lookup: return infer_lookup;
   }
   return infer_like_input;

@@ -133,6 +133,18 @@ const std::vector<FusorOpSpec> kSpecs = {
      "time: the dynamic quantization of ORT's quantize_dynamic (DynamicQuantizeLinear -> MatMulInteger "
      "-> Cast -> Mul by the scales). B per tensor or per column (its last axis); Bias per column.",
      "qmatmul_float"},
+    {"ConvIntegerToFloat",
+     "X:T1 W:T2 XScale:tensor(float) WScale:tensor(float) XZero?:T1 WZero?:T2 B?:tensor(float)", "Y:tensor(float)",
+     QTYPES, CONV_ATTRS " " ACTIVATION,
+     "act(Cast<float>(ConvInteger(X, W, XZero, WZero)) * (XScale * WScale) + B): Conv(DQ(X; XScale, XZero), "
+     "DQ(W; WScale, WZero, axis 0)) + B with a float result, X's scale and zero point inputs (scalars) computed "
+     "at run time: the dynamic quantization of a Conv by ORT's quantize_dynamic (DynamicQuantizeLinear -> "
+     "ConvInteger -> Cast -> Mul by the scales [-> Add of the bias]). WScale and WZero per tensor or per output "
+     "channel (1 or C_out values, any shape), B C_out values; NCHW.", "conv_float"},
+    {"NhwcConvIntegerToFloat",
+     "X:T1 W:T2 XScale:tensor(float) WScale:tensor(float) XZero?:T1 WZero?:T2 B?:tensor(float)", "Y:tensor(float)",
+     QTYPES, CONV_ATTRS " " ACTIVATION, "ConvIntegerToFloat on NHWC input and output; W stays OIHW.",
+     "nhwc_conv_float"},
     {"QAdd", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
      "Q(act(DQ(A) + DQ(B))) with ONNX broadcasting; act: \"\", Relu, Clip.", "as Add"},
     {"QMul", "A:T1 B:T1", "C:T1", "T1=uint8,int8", QBINARY " " ACTIVATION,
@@ -202,6 +214,8 @@ FusorOpSignature parse(const FusorOpSpec& s) {
       {"nchwc", ShapeRule::Nchwc},
       {"qmatmul", ShapeRule::QMatMul},
       {"qmatmul_float", ShapeRule::QMatMulFloat},
+      {"conv_float", ShapeRule::ConvFloat},
+      {"nhwc_conv_float", ShapeRule::NhwcConvFloat},
       {"lookup", ShapeRule::Lookup},
   };
   const size_t space = op.shape.find(' ');

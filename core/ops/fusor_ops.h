@@ -25,6 +25,8 @@
 //                                output blocked again ("nchwc_conv": input 0 blocked or NCHW)
 //                   "qmatmul"    "matmul" for the quantized QMatMul (output type of input 0);
 //                                "qmatmul_float" the same with a float output
+//                   "conv_float" Conv's inference with a float output (ConvIntegerToFloat);
+//                                "nhwc_conv_float" the same as "nhwc Conv"
 //                   "lookup"     input 0's shape, input 1's (the table's) element type
 // Facts the rewrite engine needs about an op (windowed, commutative, ...) are in op_traits.h.
 // Adding an op: its entry here, an op_traits.cpp entry when a trait differs from the defaults,
@@ -88,6 +90,8 @@ enum class ShapeRule {
   Nchwc,            // "nchwc OP"
   QMatMul,          // "qmatmul"
   QMatMulFloat,     // "qmatmul_float"
+  ConvFloat,        // "conv_float"
+  NhwcConvFloat,    // "nhwc_conv_float"
   Lookup,           // "lookup"
 };
 

@@ -310,7 +310,9 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
   if (e.qmin > e.qmax) e.qmin = e.qmax;
   e.cmin = tmin;
   e.cmax = tmax;
-  if (depthwise_ && isa == Int8Isa::Avx512Vnni)
+  // (Not for dynamic weights: QDepthwise4 keeps the epilogue's constants, which depend on X's
+  // parameters there.)
+  if (depthwise_ && isa == Int8Isa::Avx512Vnni && !spec.dynamic)
     dw4_ = QDepthwise4(OC, spec.k_h, spec.k_w, dw_weights_.data(), dw_stride_, epilogue_, spec.signed_act);
   if (spec.residual) {
     // y = round((t - cz) * cs / ys + (z - zz) * zs / ys) + yz, t the conv's quantized output.
@@ -324,29 +326,69 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
 void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
                        const std::function<void*(size_t)>& scratch) const {
   if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;  // nothing to write (an empty batch)
+  if (spec_.dynamic) throw_internal("QConvWeights::run: dynamic weights run by run_float");
+  QEpilogue ep = epilogue_;
+  if (z) {
+    ep.residual = z;
+    ep.residual_ld = s.out_c;  // a pixel is a row of the epilogue
+  }
   if (depthwise_) {
-    run_depthwise(s, x, z, y, pool, scratch);
+    run_depthwise(s, x, ep, spec_.x.zero_point, y, pool, scratch);
   } else {
-    run_gemm(s, x, z, y, pool, scratch);
+    run_gemm(s, x, ep, x_zero_u8_, y, pool, scratch);
   }
 }
 
-void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y,
-                                 ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
+void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_zero, float x_scale, const float* bias,
+                             const ActivationSpec& act, float* y, ThreadPool* pool,
+                             const std::function<void*(size_t)>& scratch) const {
+  if (!spec_.dynamic || spec_.signed_act) throw_internal("QConvWeights::run_float: needs dynamic uint8 weights");
+  if (s.batch * s.out_h * s.out_w <= 0 || s.out_c <= 0) return;
+  // This call's per-channel constants (qgemm.h has the algebra): the weights were prepared with X's
+  // zero point 0 and scale 1, so mult_ holds w_scale and col_offset_ nothing.
+  const int64_t OC = spec_.out_c, OCg = OC / spec_.group, taps = spec_.k_h * spec_.k_w;
+  // (Vectors, not scratch: run_gemm asks scratch for its block once, and a caller's scratch need
+  // not keep an earlier block alive.)
+  std::vector<int32_t> off(static_cast<size_t>(OC));
+  std::vector<float> mult(static_cast<size_t>(OC)), add(static_cast<size_t>(OC));
+  for (int64_t oc = 0; oc < OC; ++oc) {
+    if (depthwise_) {
+      // sum_t (x - xz)(w - wz) = sum_t x (w - wz) - xz sum_t (w - wz) (the weights stored less wz)
+      int32_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) sum += dw_weights_[static_cast<size_t>(t * dw_stride_ + oc)];
+      off[oc] = -x_zero * sum;
+    } else {
+      const QPackedB& pb = packed_[static_cast<size_t>(oc / OCg)];
+      off[oc] = -x_zero * pb.col_sums()[oc % OCg] + static_cast<int32_t>(pb.k()) * x_zero * col_bzero_[oc];
+    }
+    mult[oc] = x_scale * mult_[oc];
+    add[oc] = bias ? bias[oc] : 0.0f;
+  }
+  QEpilogue ep;
+  ep.out = QEpilogue::Out::F32;
+  ep.col_offset = off.data();
+  ep.mult = mult.data();
+  ep.add = add.data();
+  ep.act = act;
+  if (depthwise_) {
+    run_depthwise(s, x, ep, x_zero, y, pool, scratch);
+  } else {
+    run_gemm(s, x, ep, x_zero, y, pool, scratch);
+  }
+}
+
+void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero,
+                                 void* y, ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   QDepthwiseArgs a;
   a.s = &s;
   a.x = x;
-  a.z = z;
-  a.y = y;
+  a.z = ep.residual;
+  a.y = static_cast<uint8_t*>(y);
   a.weights = dw_weights_.data();
   a.w_stride = dw_stride_;
-  a.x_zero = spec_.x.zero_point;
+  a.x_zero = x_zero;
   a.signed_act = spec_.signed_act;
-  a.ep = epilogue_;
-  if (z) {
-    a.ep.residual = z;
-    a.ep.residual_ld = s.out_c;  // a pixel is a row of the epilogue
-  }
+  a.ep = ep;
   const int64_t rows = s.batch * s.out_h;
   if (!dw4_.empty() && dw4_.ring_rows(s.dil_h) <= 64) {
     // One band of rows per thread, all channel blocks: the rows a thread wrote in the layer before
@@ -390,8 +432,8 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const u
   }
 }
 
-bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, uint8_t* y,
-                                ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
+bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8,
+                                void* y, ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   const int64_t C = s.in_c, OC = s.out_c, M = s.batch * s.out_h * s.out_w;
   if (s.group != 1 || s.dil_w != 1 || C % 4 != 0 || need_row_sums_ || !qgemm_segmented_supported(isa_)) return false;
   const bool padded = s.pad_t || s.pad_l || s.pad_b || s.pad_r || spec_.signed_act;
@@ -417,7 +459,7 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
   const uint8_t* src = x;
   if (padded) {
     // The input with its pads (X's zero point) and int8 flipped to uint8, row by row.
-    const uint8_t pad = static_cast<uint8_t>(x_zero_u8_), flip = spec_.signed_act ? 0x80 : 0x00;
+    const uint8_t pad = static_cast<uint8_t>(x_zero_u8), flip = spec_.signed_act ? 0x80 : 0x00;
     const int64_t row_bytes = Wp * C, in_row = s.in_w * C;
     auto rows_fn = [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -465,7 +507,8 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
           for (int64_t j = 0; j < cnt; ++j) rows[i + j] = p + j * s.stride_w * C;
           i += cnt;
         }
-        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, y + m0 * OC, OC, ep.offset(m0, 0), p0, p0 + per_chunk);
+        qgemm_rows_segmented(pb, rows, s.k_h, seg_stride, m, static_cast<char*>(y) + m0 * OC * ep.out_bytes(), OC,
+                             ep.offset(m0, 0), p0, p0 + per_chunk);
       });
     }
   };
@@ -477,15 +520,11 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
   return true;
 }
 
-void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
-                            const std::function<void*(size_t)>& scratch) const {
+void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8, void* y,
+                            ThreadPool* pool, const std::function<void*(size_t)>& scratch) const {
   const int64_t G = s.group, Cg = s.in_c / G, OCg = s.out_c / G, OC = s.out_c, C = s.in_c;
   const int64_t M = s.batch * s.out_h * s.out_w;
-  QEpilogue ep = epilogue_;
-  if (z) {
-    ep.residual = z;
-    ep.residual_ld = OC;
-  }
+  const int64_t esize = ep.out_bytes();
   const bool direct = G == 1 && s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
                       s.pad_l == 0 && s.pad_b == 0 && s.pad_r == 0 && C % 4 == 0 && !spec_.signed_act &&
                       !need_row_sums_;
@@ -493,10 +532,10 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
     qgemm(packed_[0], x, C, M, y, OC, ep, pool);
     return;
   }
-  if (run_implicit(s, x, ep, y, pool, scratch)) return;
+  if (run_implicit(s, x, ep, x_zero_u8, y, pool, scratch)) return;
   const int64_t kp = packed_[0].kp(), K = packed_[0].k();
   const uint8_t flip = spec_.signed_act ? 0x80 : 0x00;
-  const uint8_t pad = static_cast<uint8_t>(x_zero_u8_);
+  const uint8_t pad = static_cast<uint8_t>(x_zero_u8);
   // Rows per block: the im2col block about 64 KB (a multiple of most kernels' row tiles), the
   // blocks then evened out. A task is one row block and a range of B's panels: with few row blocks
   // (a small output map, deep in a CNN) the panels are split too so that every thread has work
@@ -537,7 +576,8 @@ void QConvWeights::run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_
             e.row_sums = rsum;
             e.col_bzero = col_bzero_.data() + g * OCg;
           }
-          qgemm_rows(packed_[g], col, kp, m, y + m0 * OC + g * OCg, OC, e, p0, p0 + per_chunk);
+          qgemm_rows(packed_[g], col, kp, m, static_cast<char*>(y) + (m0 * OC + g * OCg) * esize, OC, e, p0,
+                     p0 + per_chunk);
         }
       });
     }

@@ -18,6 +18,12 @@
 //
 // Activations of int8 type are handled by flipping their sign bit into uint8 (zero point + 128)
 // on the way in and out of the core; the kernels themselves see uint8 only.
+//
+// Dynamic quantization (fusor.ConvIntegerToFloat, spec.dynamic): X's scale and zero point are known
+// only per call, so the weights are prepared without them (spec.x and spec.y unused) and run_float
+// computes the per-channel constants of each call (the zero-point terms, x_scale * w_scale) and
+// writes float NHWC through the F32 epilogue; uint8 X only. A depthwise conv takes the vpdpwssd
+// (AVX512-VNNI) or scalar depthwise kernel: the four-tap one keeps the epilogue's constants.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -47,6 +53,7 @@ struct QConvSpec {
   bool residual = false;     // Z present: conv output quantized at `conv`, Z at `z`, sum at `y`
   QParam conv, z;
   float act_lo = -3.0e38f, act_hi = 3.0e38f;  // the clamp of the activation, in real values
+  bool dynamic = false;      // X's parameters given per call, float output: run_float only
 };
 
 // The weights and per-channel constants, prepared once.
@@ -65,16 +72,25 @@ class QConvWeights {
   // y (NHWC, output type of spec) from x (NHWC); z: the residual, shaped like y, or null.
   void run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
            const std::function<void*(size_t)>& scratch) const;
+  // spec.dynamic: y (NHWC float) = act(acc * (x_scale * w_scale[oc]) + bias[oc]) from uint8 x (NHWC)
+  // with zero point x_zero; acc is the exact int32 sum of (x - x_zero)(w - w_zero). bias: OC values
+  // or null; act: any (the clamps vectorized in the epilogue, others one element at a time).
+  void run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_zero, float x_scale, const float* bias,
+                 const ActivationSpec& act, float* y, ThreadPool* pool,
+                 const std::function<void*(size_t)>& scratch) const;
 
  private:
-  void run_gemm(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
-                const std::function<void*(size_t)>& scratch) const;
+  // The GEMM paths with epilogue ep (output type ep.out, y at element granularity); x_zero_u8: X's
+  // zero point in the uint8 domain (the value of padded taps).
+  void run_gemm(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8, void* y,
+                ThreadPool* pool, const std::function<void*(size_t)>& scratch) const;
   // The implicit GEMM (AVX512-VNNI, one group, C % 4 == 0, no dilation along W, no weight zero
   // points): false when it does not apply.
-  bool run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, uint8_t* y, ThreadPool* pool,
-                    const std::function<void*(size_t)>& scratch) const;
-  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
-                     const std::function<void*(size_t)>& scratch) const;
+  bool run_implicit(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero_u8, void* y,
+                    ThreadPool* pool, const std::function<void*(size_t)>& scratch) const;
+  // Depthwise with epilogue ep (its residual set by the caller); x_zero: X's zero point in X's type.
+  void run_depthwise(const Conv2dShape& s, const uint8_t* x, const QEpilogue& ep, int32_t x_zero, void* y,
+                     ThreadPool* pool, const std::function<void*(size_t)>& scratch) const;
 
   QConvSpec spec_;
   bool depthwise_ = false;

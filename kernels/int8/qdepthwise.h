@@ -26,7 +26,7 @@ struct QDepthwiseArgs {
   const Conv2dShape* s = nullptr;
   const uint8_t* x = nullptr;   // N, H, W, C (int8 when signed_act)
   const uint8_t* z = nullptr;   // the residual, shaped like y, or null
-  uint8_t* y = nullptr;         // N, OH, OW, C
+  uint8_t* y = nullptr;         // N, OH, OW, C of the epilogue's output type (floats for F32)
   const int32_t* weights = nullptr;  // [tap][w_stride]
   int64_t w_stride = 0;
   int32_t x_zero = 0;

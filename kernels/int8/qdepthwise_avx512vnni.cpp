@@ -81,7 +81,7 @@ void interior_tile(const RowCtx& r, int64_t ow0, const int64_t* kh_in, int nkh, 
 #pragma GCC unroll 8
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
-    for (int v = 0; v < VB; ++v) r.e->store(acc[p][v], r.pixel0 + ow0 + p, v, a.y + r.c0, C);
+    for (int v = 0; v < VB; ++v) r.e->store(acc[p][v], r.pixel0 + ow0 + p, v, a.y + r.c0 * a.ep.out_bytes(), C);
 }
 
 // One pixel, every tap checked.
@@ -111,7 +111,7 @@ void border_pixel(const RowCtx& r, int64_t ow, const __m512i* corr) {
     }
   }
 #pragma GCC unroll 4
-  for (int v = 0; v < VB; ++v) r.e->store(acc[v], r.pixel0 + ow, v, a.y + r.c0, C);
+  for (int v = 0; v < VB; ++v) r.e->store(acc[v], r.pixel0 + ow, v, a.y + r.c0 * a.ep.out_bytes(), C);
 }
 
 template <int VB, bool SIGNED, bool FULL>

@@ -175,7 +175,7 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
 void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
                 const QEpilogue& ep, int64_t p0, int64_t p1) {
   const QPanelFn fn = panel_fn(b.isa());
-  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  const int64_t esize = ep.out_bytes();
   for (int64_t p = p0; p < std::min(p1, b.panels()); ++p) {
     const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
     fn(a, lda, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize, ldc, ep.offset(0, n0));
@@ -188,7 +188,7 @@ void qgemm_rows_segmented(const QPackedB& b, const uint8_t* const* rows, int64_t
                           void* c, int64_t ldc, const QEpilogue& ep, int64_t p0, int64_t p1) {
   if (!qgemm_segmented_supported(b.isa()) || nseg <= 0 || b.k() % (4 * nseg) != 0)
     throw_internal("qgemm_rows_segmented: needs AVX512-VNNI and segments of whole groups of 4 bytes");
-  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  const int64_t esize = ep.out_bytes();
   for (int64_t p = p0; p < std::min(p1, b.panels()); ++p) {
     const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
     qpanel_seg_avx512vnni(rows, nseg, seg_stride, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize,
@@ -200,7 +200,7 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
            ThreadPool* pool) {
   if (M <= 0 || b.n() <= 0) return;
   const QPanelFn fn = panel_fn(b.isa());
-  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  const int64_t esize = ep.out_bytes();
   const int64_t rb = 96;  // rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile)
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
   const int64_t tasks = row_blocks * panels;

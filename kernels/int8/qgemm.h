@@ -96,6 +96,8 @@ struct QEpilogue {
   int32_t cmin = 0, cmax = 255;
   ActivationSpec act;                   // F32 only
 
+  // Bytes of one output element.
+  int64_t out_bytes() const { return out == Out::U8 || out == Out::S8 ? 1 : 4; }
   bool act_is_clamp() const {
     return act.kind == Activation::None || act.kind == Activation::Relu || act.kind == Activation::Clip;
   }

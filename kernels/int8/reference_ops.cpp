@@ -145,6 +145,14 @@ class RefQMatMul : public Kernel {
   InnerOp matmul_, add_;
 };
 
+// The run-time quantization parameters of a dynamically quantized op's input (DynamicQuantizeLinear's
+// scale and zero point): one value each.
+void require_one_value(KernelContext& ctx, const Tensor& scale, const Tensor* zero, const char* names) {
+  if (scale.numel() != 1 || (zero && zero->numel() != 1))
+    throw_bad_input(ctx.where() + ": " + names + " must hold one value each, got " + shape_str(scale.shape()) +
+                    (zero ? " and " + shape_str(zero->shape()) : std::string()));
+}
+
 // MatMulIntegerToFloat: act(Cast<float>(MatMulInteger(A, B, AZero, BZero)) * (AScale * BScale) + Bias),
 // the dynamic-quantization group of ORT's quantize_dynamic, op for op (so the fast kernel, which
 // multiplies the exact int32 sums by AScale * BScale[n] in float, matches it exactly).
@@ -157,9 +165,7 @@ class RefMatMulIntegerToFloat : public Kernel {
   void compute(KernelContext& ctx) override {
     const Tensor& as = required_input(ctx, 2);
     const Tensor* az = optional_input(ctx, 4);
-    if (as.numel() != 1 || (az && az->numel() != 1))
-      throw_bad_input(ctx.where() + ": AScale and AZero must hold one value each, got " + shape_str(as.shape()) +
-                      (az ? " and " + shape_str(az->shape()) : std::string()));
+    require_one_value(ctx, as, az, "AScale and AZero");
     const Tensor* bz = optional_input(ctx, 5);
     const Tensor acc = mmi_.run1(ctx, {&required_input(ctx, 0), &required_input(ctx, 1), az, bz});
     const Tensor accf = cast_.run1(ctx, {&acc});
@@ -173,6 +179,52 @@ class RefMatMulIntegerToFloat : public Kernel {
  private:
   ActivationSpec act_;
   InnerOp mmi_, cast_, mul_, add_;
+};
+
+// ConvIntegerToFloat: act(Cast<float>(ConvInteger(X, W, XZero, WZero)) * (XScale * WScale) + B), the
+// quantize_dynamic group of a Conv op for op; WScale and B (C_out values) broadcast over the output
+// channels as the group's reshaped constants do. NhwcConvIntegerToFloat: the same between
+// transposes.
+class RefConvIntegerToFloat : public Kernel {
+ public:
+  RefConvIntegerToFloat(const KernelInfo& info, bool nhwc)
+      : nhwc_(nhwc), act_(activation_of(info.n())), conv_("ConvInteger", 4, conv_attrs(info.n()), 1, 10),
+        cast_("Cast", 1, {Attribute::make_int("to", 1)}), mul_("Mul", 2), add_("Add", 2) {}
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& xs = required_input(ctx, 2);
+    const Tensor* xz = optional_input(ctx, 4);
+    require_one_value(ctx, xs, xz, "XScale and XZero");
+    const Tensor& x_in = required_input(ctx, 0);
+    if (x_in.rank() < 3) throw_bad_input(ctx.where() + ": X must have rank >= 3, got " + shape_str(x_in.shape()));
+    const Tensor x = nhwc_ ? permuted(x_in, to_channels_first(x_in.rank())) : x_in;
+    const Tensor acc = conv_.run1(ctx, {&x, &required_input(ctx, 1), xz, optional_input(ctx, 5)});
+    const Tensor accf = cast_.run1(ctx, {&acc});
+    // A per-channel constant as [C_out, 1, ...] (broadcast against (N, C_out, spatial...)).
+    auto per_channel = [&](const Tensor& t, const char* what) {
+      if (t.numel() == 1) return t.reshaped({});
+      if (t.numel() != acc.dim(1))
+        throw_bad_input(ctx.where() + ": " + what + " must hold 1 or " + std::to_string(acc.dim(1)) + " values, got " +
+                        shape_str(t.shape()));
+      Shape s(static_cast<size_t>(acc.rank() - 1), 1);
+      s[0] = acc.dim(1);
+      return t.reshaped(s);
+    };
+    const Tensor ws = per_channel(required_input(ctx, 3), "WScale");
+    const Tensor scale = mul_.run1(ctx, {&xs, &ws});
+    Tensor y = mul_.run1(ctx, {&accf, &scale});
+    if (const Tensor* b = optional_input(ctx, 6)) {
+      const Tensor bc = per_channel(*b, "B");
+      y = add_.run1(ctx, {&y, &bc});
+    }
+    activate_in_place(y, act_, ctx.where());
+    write_output(ctx, 0, nhwc_ ? permuted(y, to_channels_last(y.rank())) : y);
+  }
+
+ private:
+  bool nhwc_;
+  ActivationSpec act_;
+  InnerOp conv_, cast_, mul_, add_;
 };
 
 // QAdd / QMul: Q(act(DQ(A) op DQ(B))).
@@ -223,6 +275,8 @@ void register_int8_reference_kernels(KernelRegistry& r) {
   add("QMatMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, false); });
   add("QMatMulFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQMatMul>(i, true); });
   add("MatMulIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefMatMulIntegerToFloat>(i); });
+  add("ConvIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefConvIntegerToFloat>(i, false); });
+  add("NhwcConvIntegerToFloat", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefConvIntegerToFloat>(i, true); });
   add("QAdd", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Add"); });
   add("QMul", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<RefQBinary>(i, "Mul"); });
   add("QLookup", [](const KernelInfo& i) -> std::unique_ptr<Kernel> { return std::make_unique<QLookupKernel>(i); });

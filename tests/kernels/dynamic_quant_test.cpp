@@ -58,13 +58,6 @@ TEST(DynamicQuantizeLinearFast, ZeroAndNanInputs) {
   EXPECT_EQ(empty[1].data<float>()[0], 0.0f);
 }
 
-Tensor random_bytes(const Shape& s, DataType t, uint32_t seed) {
-  std::mt19937 g(seed);
-  Tensor out(t, s);
-  for (int64_t i = 0; i < out.numel(); ++i) out.data<uint8_t>()[i] = static_cast<uint8_t>(g());
-  return out;
-}
-
 struct MmCase {
   int64_t m, k, n;
   bool b_signed, per_column, with_zero, with_bias;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,14 @@ inline ::testing::AssertionResult near(const Tensor& got, const Tensor& want, do
       return ::testing::AssertionFailure() << "element " << i << " of " << want.numel() << ": " << g << " vs " << w;
   }
   return ::testing::AssertionSuccess();
+}
+
+// A tensor of 8-bit type t (uint8, int8) with random bytes.
+inline Tensor random_bytes(const Shape& s, DataType t, uint32_t seed) {
+  std::mt19937 g(seed);
+  Tensor out(t, s);
+  for (int64_t i = 0; i < out.numel(); ++i) out.data<uint8_t>()[i] = static_cast<uint8_t>(g());
+  return out;
 }
 
 inline Tensor transpose(const Tensor& t, std::vector<int64_t> perm) {

@@ -138,6 +138,13 @@ inline std::vector<FusedCase> fused_cases() {
       // A's scale and zero point are scalars computed at run time (DynamicQuantizeLinear's outputs)
       {"MatMulIntegerToFloat", {V{2, 4, 5}, V{5, 7}, V{}, V{7}, V{}, V{7}}, {"A", "B", "AScale", "BScale", "AZero", "", "Bias"},
        1, V{2, 4, 7}, {}, onnx::TensorProto::FLOAT, {U8, I8, F, F, U8, F}, F},
+      // ConvInteger's: per-channel WScale shaped to broadcast over (N, C, H, W), bias as [1, C, 1, 1]
+      {"ConvIntegerToFloat", {V{1, 3, 8, 8}, V{4, 3, 3, 3}, V{}, V{4, 1, 1}, V{}, V{}, V{1, 4, 1, 1}},
+       {"X", "W", "XScale", "WScale", "XZero", "WZero", "B"}, 1, V{1, 4, 4, 4},
+       {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2}), attr_s("activation", "Relu")},
+       onnx::TensorProto::FLOAT, {U8, U8, F, F, U8, U8, F}, F},
+      {"NhwcConvIntegerToFloat", {V{1, 8, 8, 3}, V{4, 3, 3, 3}, V{}, V{}}, {"X", "W", "XScale", "WScale"}, 1,
+       V{1, 8, 8, 4}, {attr_ints("pads", {1, 1, 1, 1})}, onnx::TensorProto::FLOAT, {U8, I8, F, F}, F},
       {"QAdd", {V{2, 1, 5}, V{3, 5}}, {"A", "B"}, 1, V{2, 3, 5},
        {attr_f("a_scale", 0.5f), attr_f("b_scale", 0.25f), attr_f("y_scale", 1.0f)}, onnx::TensorProto::FLOAT,
        {U8, U8}, U8},
