@@ -86,6 +86,7 @@ struct ThreadPool::Impl {
       }
     } catch (...) {
       next.store(chunks, std::memory_order_relaxed);  // the others stop at their next chunk
+      claimed.store(~uint64_t{0}, std::memory_order_relaxed);  // (slots mode: at their next slot)
       std::lock_guard lock(error_mu);
       if (!error) error = std::current_exception();
     }

@@ -1,5 +1,5 @@
-// Tasks split into contiguous per-slot ranges, with stealing: for the "slots" style of
-// ThreadPool use (parallel_for(slots, fn, 1), each call running its slot's share of a task list).
+// Tasks split into contiguous per-slot ranges, with stealing: for ThreadPool::parallel_for_slots,
+// each slot running its share of a task list (slot s on thread s, so on the same core every op).
 //
 // Contract: SlotTasks(n, slots) divides tasks [0, n) into `slots` contiguous ranges (lengths
 // differing by at most one). run(slot, f) calls f(task) for the tasks of its own range in order,

@@ -225,6 +225,14 @@ TEST(ThreadPool, ExceptionsReachTheCaller) {
       if (b >= 32) throw std::runtime_error("chunk failed");
     }), std::runtime_error);
     check_cover(pool, 1000, 1);  // the pool still works
+    // Slots: a throw on the caller (a worker's would end the process, as the contract says).
+    const std::thread::id caller = std::this_thread::get_id();
+    EXPECT_THROW(pool.parallel_for_slots(2, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() == caller) throw std::runtime_error("slot failed");
+    }), std::runtime_error);
+    std::atomic<int> ran{0};
+    pool.parallel_for_slots(2, [&](int64_t b, int64_t e) { ran += static_cast<int>(e - b); });
+    EXPECT_EQ(ran.load(), 2);
   }
 }
 
