@@ -60,6 +60,17 @@ namespace {
 std::atomic<int> g_isa{-1};
 std::atomic<int> g_int8_isa{-1};
 
+// slot's value, computed by read() on first use.
+template <class T, class F>
+T cached(std::atomic<int>& slot, F read) {
+  int v = slot.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = static_cast<int>(read());
+    slot.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<T>(v);
+}
+
 Isa isa_from_env() {
   const char* env = std::getenv("FUSOR_ISA");
   if (env && *env) {
@@ -70,14 +81,7 @@ Isa isa_from_env() {
 
 }  // namespace
 
-Isa active_isa() {
-  int v = g_isa.load(std::memory_order_relaxed);
-  if (v < 0) {
-    v = static_cast<int>(isa_from_env());
-    g_isa.store(v, std::memory_order_relaxed);
-  }
-  return static_cast<Isa>(v);
-}
+Isa active_isa() { return cached<Isa>(g_isa, isa_from_env); }
 
 void reload_isa_env() {
   g_isa.store(-1, std::memory_order_relaxed);
@@ -129,14 +133,7 @@ Int8Isa int8_isa_from_env() {
 
 }  // namespace
 
-Int8Isa active_int8_isa() {
-  int v = g_int8_isa.load(std::memory_order_relaxed);
-  if (v < 0) {
-    v = static_cast<int>(int8_isa_from_env());
-    g_int8_isa.store(v, std::memory_order_relaxed);
-  }
-  return static_cast<Int8Isa>(v);
-}
+Int8Isa active_int8_isa() { return cached<Int8Isa>(g_int8_isa, int8_isa_from_env); }
 
 const char* int8_isa_name(Int8Isa isa) {
   switch (isa) {
