@@ -165,6 +165,12 @@ void shapes(benchmark::internal::Benchmark* b) {
   // bert_like at S=128 and vit_tiny (197 tokens, hidden 192, MLP 768): the shapes of the broad set.
   transformer_s128_shapes(b);
   convnext_shapes(b);
+  // gpt_like at S=128 (hidden 256, MLP 1024, vocabulary 8000): QKV, output projection, MLP, head.
+  b->Args({128, 768, 256});
+  b->Args({128, 256, 256});
+  b->Args({128, 1024, 256});
+  b->Args({128, 256, 1024});
+  b->Args({128, 8000, 256});
   b->Unit(benchmark::kMicrosecond);
 }
 

@@ -294,7 +294,6 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
     return;
   }
 
-  const int mr = gemm_tile(isa).mr, nr = gemm_tile(isa).nr;
   // One GEMM per image and group.
   auto one = [&](int64_t n, int64_t g, const GemmRun& run) {
     Epilogue e = ep;
@@ -311,10 +310,11 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
       } else {
         PanelSource a, b;
         a.packed = &w.a_[g];
+        const int nr = w.a_[g].tile().nr;
         b.pack = [&](int64_t j0, int64_t cnt, int64_t k0, int64_t kc, float* dst) {
           pack_im2col_nchw(xg, s, nr, j0, cnt, k0, kc, dst);
         };
-        gemm_panels(isa, ocg, ohw, K, a, b, c, ohw, e, run);
+        gemm_panels(w.a_[g].tile(), ocg, ohw, K, a, b, c, ohw, e, run);
       }
     } else {
       const int64_t off = n * ohw * s.out_c + g * ocg;
@@ -328,11 +328,12 @@ void conv2d(const PackedConvWeights& w, const Conv2dShape& s, const float* x, fl
         gemm(ohw, MatrixRef{xn + g * icg, s.in_c}, w.b_[g], c, s.out_c, e, run);
       } else {
         PanelSource a, b;
+        const int mr = w.b_[g].tile().mr;
         a.pack = [&](int64_t i0, int64_t cnt, int64_t k0, int64_t kc, float* dst) {
           pack_im2col_nhwc(xn, s, g, mr, i0, cnt, k0, kc, dst);
         };
         b.packed = &w.b_[g];
-        gemm_panels(isa, ohw, ocg, K, a, b, c, s.out_c, e, run);
+        gemm_panels(w.b_[g].tile(), ohw, ocg, K, a, b, c, s.out_c, e, run);
       }
     }
   };

@@ -46,30 +46,75 @@ GemmKernelSet with_block_override(GemmKernelSet ks) {
   return ks;
 }
 
-const GemmKernelSet& pick(Isa isa) {
+// An ISA's sets (block override applied) and the one FUSOR_GEMM_TILE forces, if any.
+struct IsaSets {
+  std::vector<GemmKernelSet> sets;
+  int forced = -1;
+};
+
+IsaSets make_sets(Isa isa) {
+  IsaSets s;
   const char* want = std::getenv("FUSOR_GEMM_TILE");
-  const GemmKernelSet* chosen = variant_of(isa, 0);
-  if (want && *want)
-    for (int v = 0; const GemmKernelSet* ks = variant_of(isa, v); ++v)
-      if (std::string_view(ks->name) == want) chosen = ks;
-  return *chosen;
+  for (int v = 0; const GemmKernelSet* ks = variant_of(isa, v); ++v) {
+    s.sets.push_back(with_block_override(*ks));
+    if (want && *want && std::string_view(ks->name) == want) s.forced = v;
+  }
+  return s;
+}
+
+const IsaSets& isa_sets(Isa isa) {
+  static const IsaSets all[3] = {make_sets(Isa::Scalar), make_sets(clamp_isa(Isa::Avx2)),
+                                 make_sets(clamp_isa(Isa::Avx512))};
+  return all[static_cast<int>(clamp_isa(isa))];
+}
+
+// The share of r-wide tiles' lanes inside a dimension of d (1 when unknown).
+double fill(int64_t d, int r) {
+  if (d <= 0) return 1.0;
+  const int64_t padded = (d + r - 1) / r * r;
+  return static_cast<double>(d) / static_cast<double>(padded);
+}
+
+int choose(const IsaSets& s, int64_t m, int64_t n) {
+  if (s.forced >= 0) return s.forced;
+  int best = 0;
+  double best_score = -1.0;
+  for (size_t v = 0; v < s.sets.size(); ++v) {
+    const GemmKernelSet& ks = s.sets[v];
+    if (ks.rate <= 0.0) continue;
+    const double score = ks.rate * fill(m, ks.mr) * fill(n, ks.nr);
+    if (score > best_score) {
+      best = static_cast<int>(v);
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+int variant_index(const GemmKernelSet& ks) {
+  const IsaSets& s = isa_sets(ks.isa);
+  return static_cast<int>(&ks - s.sets.data());
 }
 }  // namespace
 
-const GemmKernelSet& gemm_kernels(Isa isa) {
-  isa = clamp_isa(isa);
-  static const GemmKernelSet sets[3] = {with_block_override(pick(Isa::Scalar)),
-                                        with_block_override(pick(clamp_isa(Isa::Avx2))),
-                                        with_block_override(pick(clamp_isa(Isa::Avx512)))};
-  return sets[static_cast<int>(isa)];
+const GemmKernelSet& gemm_kernels(Isa isa, int64_t m, int64_t n) {
+  const IsaSets& s = isa_sets(isa);
+  return s.sets[static_cast<size_t>(choose(s, m, n))];
+}
+
+const GemmKernelSet& gemm_kernels_variant(Isa isa, int variant) {
+  const IsaSets& s = isa_sets(isa);
+  if (variant < 0 || static_cast<size_t>(variant) >= s.sets.size()) throw_internal("gemm: no such kernel set");
+  return s.sets[static_cast<size_t>(variant)];
 }
 
 }  // namespace gemm_detail
 
-GemmTile gemm_tile(Isa isa) {
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
-  return {ks.isa, ks.mr, ks.nr, ks.name};
-}
+namespace {
+GemmTile tile_of(const GemmKernelSet& ks) { return {ks.isa, ks.mr, ks.nr, ks.name, gemm_detail::variant_index(ks)}; }
+}  // namespace
+
+GemmTile gemm_tile(Isa isa, int64_t m, int64_t n) { return tile_of(gemm_detail::gemm_kernels(isa, m, n)); }
 
 namespace {
 
@@ -129,13 +174,14 @@ std::string packed_name(std::string_view name, const GemmTile& t) { return std::
 }  // namespace
 
 PackedA::PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa, const Prepacker& pp, std::string_view name) {
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()));
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()), M, 0);
   isa_ = ks.isa;
+  tile_ = tile_of(ks);
   rows_ = M;
   cols_ = K;
   panel_stride_ = K * ks.mr;
   const size_t floats = static_cast<size_t>(std::max<int64_t>(1, ceil_div(M, ks.mr) * panel_stride_));
-  data_ = pp.get(packed_name(name, gemm_tile(ks.isa)), floats * sizeof(float), [&](void* dst) {
+  data_ = pp.get(packed_name(name, tile_), floats * sizeof(float), [&](void* dst) {
               float* d = static_cast<float*>(dst);
               d[0] = 0.0f;  // the one float of an empty matrix
               if (M > 0 && K > 0) pack_panels(a, 0, M, 0, K, ks.mr, d);
@@ -147,13 +193,14 @@ PackedB::PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa, cons
 
 PackedB::PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector<float>& keep)>& make_b,
                  std::optional<Isa> isa, const Prepacker& pp, std::string_view name) {
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()));
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()), 0, N);
   isa_ = ks.isa;
+  tile_ = tile_of(ks);
   rows_ = K;
   cols_ = N;
   panel_stride_ = K * ks.nr;
   const size_t floats = static_cast<size_t>(std::max<int64_t>(1, ceil_div(N, ks.nr) * panel_stride_));
-  data_ = pp.get(packed_name(name, gemm_tile(ks.isa)), floats * sizeof(float), [&](void* dst) {
+  data_ = pp.get(packed_name(name, tile_), floats * sizeof(float), [&](void* dst) {
               float* d = static_cast<float*>(dst);
               d[0] = 0.0f;
               if (N <= 0 || K <= 0) return;
@@ -167,9 +214,10 @@ namespace {
 
 // Panels packed for one call into memory the call owns (not a kept operand).
 struct WholePacked : PackedMatrix {
-  WholePacked(float* d, Isa isa, int64_t rows, int64_t cols, int64_t stride) {
+  WholePacked(float* d, const GemmTile& tile, int64_t rows, int64_t cols, int64_t stride) {
     data_ = std::shared_ptr<const float>(d, [](const float*) {});
-    isa_ = isa;
+    isa_ = tile.isa;
+    tile_ = tile;
     rows_ = rows;
     cols_ = cols;
     panel_stride_ = stride;
@@ -186,12 +234,12 @@ void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epi
   gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa())).apply_epilogue(c, ldc, rows, cols, ep);
 }
 
-void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B, float* C,
-                 int64_t ldc, const Epilogue& ep, const GemmRun& run) {
+void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B,
+                 float* C, int64_t ldc, const Epilogue& ep, const GemmRun& run) {
   if (M <= 0 || N <= 0) return;
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
-  if ((A.packed && A.packed->isa() != ks.isa) || (B.packed && B.packed->isa() != ks.isa))
-    throw_internal("gemm: operand packed for another instruction set");
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels_variant(tile.isa, tile.variant);
+  auto other = [&](const PackedMatrix* p) { return p && (p->isa() != ks.isa || p->tile().variant != tile.variant); };
+  if (other(A.packed) || other(B.packed)) throw_internal("gemm: operand packed for another kernel set");
   if (K <= 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
     if (!ep.trivial()) ks.apply_epilogue(C, ldc, M, N, ep);
@@ -261,10 +309,10 @@ void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A,
       const int64_t i0 = p0 * mr;
       A.pack(i0, std::min(M, p1 * mr) - i0, 0, K, pa + p0 * K * mr);
     }, ceil_div(panels, threads));
-    const WholePacked whole(pa, ks.isa, M, K, K * mr);
+    const WholePacked whole(pa, tile, M, K, K * mr);
     PanelSource packed_a;
     packed_a.packed = &whole;
-    gemm_panels(isa, M, N, K, packed_a, B, C, ldc, ep, run);
+    gemm_panels(tile, M, N, K, packed_a, B, C, ldc, ep, run);
     return;
   }
   // A task is one row block and a group of column blocks. A packed on the fly is packed once per
@@ -406,8 +454,8 @@ void for_each_gemm(int64_t count, double flops_each, const GemmRun& run,
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep,
           const GemmRun& run) {
   if (M <= 0 || N <= 0) return;
-  const Isa isa = resolve(run);
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(isa);
+  const GemmKernelSet& ks = gemm_detail::gemm_kernels(resolve(run), M, N);
+  const GemmTile tile = tile_of(ks);
   PanelSource a;
   a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, ks.mr, dst); };
   a.rows = A;
@@ -425,31 +473,31 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
     };
     if (run.pool) run.pool->parallel_for_cost(panels, 0.25 * static_cast<double>(K * ks.nr), pack_range);
     else pack_range(0, panels);
-    const WholePacked whole(d, ks.isa, K, N, K * ks.nr);
+    const WholePacked whole(d, tile, K, N, K * ks.nr);
     PanelSource pb;
     pb.packed = &whole;
-    gemm_panels(isa, M, N, K, a, pb, C, ldc, ep, run);
+    gemm_panels(tile, M, N, K, a, pb, C, ldc, ep, run);
     return;
   }
-  gemm_panels(isa, M, N, K, a, b, C, ldc, ep, run);
+  gemm_panels(tile, M, N, K, a, b, C, ldc, ep, run);
 }
 
 void gemm(int64_t M, MatrixRef A, const PackedB& B, float* C, int64_t ldc, const Epilogue& ep, const GemmRun& run) {
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(B.isa());
+  const int mr = B.tile().mr;
   PanelSource a, b;
-  a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, ks.mr, dst); };
+  a.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) { pack_panels(A, i0, m, k0, kc, mr, dst); };
   a.rows = A;
   b.packed = &B;
-  gemm_panels(B.isa(), M, B.cols(), B.rows(), a, b, C, ldc, ep, run);
+  gemm_panels(B.tile(), M, B.cols(), B.rows(), a, b, C, ldc, ep, run);
 }
 
 void gemm(const PackedA& A, int64_t N, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep, const GemmRun& run) {
-  const GemmKernelSet& ks = gemm_detail::gemm_kernels(A.isa());
+  const int nr = A.tile().nr;
   const MatrixRef bt = B.transposed();
   PanelSource a, b;
   a.packed = &A;
-  b.pack = [&](int64_t j0, int64_t n, int64_t k0, int64_t kc, float* dst) { pack_panels(bt, j0, n, k0, kc, ks.nr, dst); };
-  gemm_panels(A.isa(), A.rows(), N, A.cols(), a, b, C, ldc, ep, run);
+  b.pack = [&](int64_t j0, int64_t n, int64_t k0, int64_t kc, float* dst) { pack_panels(bt, j0, n, k0, kc, nr, dst); };
+  gemm_panels(A.tile(), A.rows(), N, A.cols(), a, b, C, ldc, ep, run);
 }
 
 }  // namespace fusor

@@ -3,15 +3,17 @@
 //
 // Structure (BLIS-like): C is cut into cache blocks (mc x nc, accumulated over kc steps of k);
 // A and B blocks are packed into panels of mr rows / nr columns; a register-blocked microkernel
-// (AVX-512 14x32, AVX2 6x16, scalar 4x8) computes each mr x nr tile and applies the epilogue
+// (AVX-512 6x64 or 14x32 chosen by the product's shape, AVX2 6x16, scalar 4x8) computes each
+// mr x nr tile and applies the epilogue
 // (kernels/epilogue.h) on the last k block while the tile is in registers (scale, bias, residual,
 // Relu/Clip) or L1 (the other activations). Blocks of C are spread over the ThreadPool.
 //
 // Constant operands (weights) are packed once into PackedA / PackedB at kernel creation; a packed
-// operand is bound to the ISA it was packed for, and a call with it runs that ISA's kernel. Given a
-// Prepacker (KernelInfo::prepack), the panels are a prepacked buffer (kernels/prepack.h) named
-// NAME + "/" + the kernel set ("b/avx512_14x32"): mapped from a session image when the session was
-// restored from one.
+// operand is bound to the kernel set (ISA and tile) it was packed for, chosen by its known
+// dimension (PackedB: N, PackedA: M), and a call with it runs that set. Given a Prepacker
+// (KernelInfo::prepack), the panels are a prepacked buffer (kernels/prepack.h) named NAME + "/" +
+// the kernel set ("b/avx512_6x64"): mapped from a session image when the session was restored
+// from one.
 //
 // Scratch: GemmRun::scratch supplies temporary memory (KernelContext::scratch in kernels); when
 // it is empty the call allocates from the heap (tests, benchmarks).
@@ -47,13 +49,17 @@ struct GemmRun {
   std::optional<Isa> isa;                             // unset: active_isa() (ignored with packed operands)
 };
 
-// Panel geometry of the kernel an ISA uses.
+// Panel geometry of a kernel set.
 struct GemmTile {
   Isa isa = Isa::Scalar;
   int mr = 0, nr = 0;
   const char* name = "";
+  int variant = 0;  // among the ISA's sets
 };
-GemmTile gemm_tile(Isa isa);
+// The set an m x n product runs on with this ISA (0: that dimension unknown): the tile expected
+// fastest, its measured rate times the share of its tiles inside the matrix (6x64 unless 32-wide
+// tiles fit the columns clearly better). FUSOR_GEMM_TILE=name forces one (tuning).
+GemmTile gemm_tile(Isa isa, int64_t m = 0, int64_t n = 0);
 
 // An operand packed once into the kernel's panel layout: PackedA holds an M x K matrix as
 // ceil(M / mr) panels, PackedB a K x N matrix as ceil(N / nr) panels; each panel is K steps of
@@ -63,6 +69,7 @@ class PackedMatrix {
   PackedMatrix() = default;
   bool empty() const { return !data_; }
   Isa isa() const { return isa_; }
+  const GemmTile& tile() const { return tile_; }
   int64_t rows() const { return rows_; }     // M (PackedA) or K (PackedB)
   int64_t cols() const { return cols_; }     // K (PackedA) or N (PackedB)
   const float* data() const { return data_.get(); }
@@ -71,6 +78,7 @@ class PackedMatrix {
  protected:
   std::shared_ptr<const float> data_;
   Isa isa_ = Isa::Scalar;
+  GemmTile tile_;
   int64_t rows_ = 0, cols_ = 0, panel_stride_ = 0;
 };
 
@@ -102,9 +110,10 @@ void gemm(int64_t M, MatrixRef A, const PackedB& B, float* C, int64_t ldc, const
 void gemm(const PackedA& A, int64_t N, MatrixRef B, float* C, int64_t ldc, const Epilogue& ep = {},
           const GemmRun& run = {});
 
-// The general form, for operands produced on the fly (implicit im2col in the conv paths).
+// The general form, for operands produced on the fly (implicit im2col in the conv paths), on the
+// kernel set `tile` (a pre-packed operand's tile(): both must have been packed for it).
 // A source either is pre-packed, or packs on request: pack(i0, m, k0, kc, dst) writes
-// ceil(m / r) panels of kc steps x r values (r = mr for A, nr for B) for rows (A) / columns (B)
+// ceil(m / r) panels of kc steps x r values (r = tile.mr for A, tile.nr for B) for rows (A) / columns (B)
 // [i0, i0 + m) and k in [k0, k0 + kc), zero past the matrix edge, panel p at dst + p * kc * r.
 // pack is called concurrently from several threads with different dst.
 // For A, `rows` may give the matrix itself when it is row-major (not transposed): when each A
@@ -115,7 +124,7 @@ struct PanelSource {
   std::function<void(int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst)> pack;
   MatrixRef rows;
 };
-void gemm_panels(Isa isa, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B,
+void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const PanelSource& A, const PanelSource& B,
                  float* C, int64_t ldc, const Epilogue& ep = {}, const GemmRun& run = {});
 
 // Runs body(i, run_i) for i in [0, count): independent GEMMs of about `flops_each` flops each

@@ -8,11 +8,17 @@ namespace fusor::gemm_detail {
 namespace {
 using V = simd_avx512::V512;
 // Zen 4 executes a 512-bit FMA per cycle with latency 4: any tile with >= 8 independent
-// accumulators keeps the pipe busy; the choice between them is by measurement (bench/gemm_bench).
+// accumulators keeps the pipe busy; the choice between them is by measurement (bench/gemm_bench,
+// four alternated rounds, max GFLOP/s, 14x32 / 6x64): 384 x 384 x 1536 90.5 / 105.6, 128 x 384 x
+// 1536 94.1 / 107.1, 1024^3 95.3 / 101.4, 16 x 768 x 768 86.6 / 93.4; 14 broadcasts a k step
+// against 6 and an A panel that, with its 32 KiB B panel, overflows L1 between its reuses. 14x32
+// stays for narrow products whose columns fill 32-wide tiles better (3136 x 96 x 384: 94.1 /
+// 70.2, 6x64 pads 96 columns to 128). 8x48 only by FUSOR_GEMM_TILE (no shape where it wins
+// clearly).
 constexpr GemmKernelSet kSets[] = {
-    {Isa::Avx512, "avx512_14x32", 14, 32, 126, 512, 256, &simd_avx512::macro<V, 14, 2>, &simd_avx512::apply_epilogue<V>},
-    {Isa::Avx512, "avx512_8x48", 8, 48, 128, 480, 256, &simd_avx512::macro<V, 8, 3>, &simd_avx512::apply_epilogue<V>},
-    {Isa::Avx512, "avx512_6x64", 6, 64, 126, 512, 256, &simd_avx512::macro<V, 6, 4>, &simd_avx512::apply_epilogue<V>},
+    {Isa::Avx512, "avx512_6x64", 6, 64, 1.0, 126, 512, 256, &simd_avx512::macro<V, 6, 4>, &simd_avx512::apply_epilogue<V>},
+    {Isa::Avx512, "avx512_14x32", 14, 32, 0.92, 126, 512, 256, &simd_avx512::macro<V, 14, 2>, &simd_avx512::apply_epilogue<V>},
+    {Isa::Avx512, "avx512_8x48", 8, 48, 0.0, 128, 480, 256, &simd_avx512::macro<V, 8, 3>, &simd_avx512::apply_epilogue<V>},
 };
 }  // namespace
 

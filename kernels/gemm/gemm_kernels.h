@@ -34,15 +34,21 @@ struct GemmKernelSet {
   Isa isa = Isa::Scalar;
   const char* name = "";
   int mr = 0, nr = 0;               // register tile
+  // Throughput on whole tiles relative to the ISA's fastest set (bench/gemm_bench); 0: never
+  // chosen by shape, only through FUSOR_GEMM_TILE.
+  double rate = 1.0;
   int64_t mc = 0, nc = 0, kc = 0;   // cache blocks (multiples of mr / nr)
   void (*macro)(const MacroArgs&) = nullptr;
   // In place on stored values: c = act(scale * c + bias + residual), rows x cols.
   void (*apply_epilogue)(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) = nullptr;
 };
 
-// The kernel set for an ISA at or below the detected one (FUSOR_GEMM_TILE=name picks a variant
-// of that ISA, for tuning).
-const GemmKernelSet& gemm_kernels(Isa isa);
+// The kernel set for an ISA at or below the detected one: the one expected fastest on an
+// m x n product (a dimension of 0 is unknown and left out), its rate times the share of its tiles'
+// rows and columns inside the matrix. FUSOR_GEMM_TILE=name forces a variant of that ISA (tuning).
+const GemmKernelSet& gemm_kernels(Isa isa, int64_t m = 0, int64_t n = 0);
+// Variant `variant` of an ISA's sets (GemmTile::variant: the set an operand was packed for).
+const GemmKernelSet& gemm_kernels_variant(Isa isa, int variant);
 
 // Defined per ISA file; `variant` 0 is the default, nullptr past the last.
 const GemmKernelSet* gemm_kernels_avx512(int variant);

@@ -8,7 +8,7 @@ namespace fusor::gemm_detail {
 namespace {
 using V = simd_scalar::V1;
 constexpr GemmKernelSet kSets[] = {
-    {Isa::Scalar, "scalar_4x8", 4, 8, 128, 512, 256, &simd_scalar::macro<V, 4, 8>, &simd_scalar::apply_epilogue<V>},
+    {Isa::Scalar, "scalar_4x8", 4, 8, 1.0, 128, 512, 256, &simd_scalar::macro<V, 4, 8>, &simd_scalar::apply_epilogue<V>},
 };
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/util/error.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/gemm_test_util.h"
@@ -334,6 +335,28 @@ TEST(GemmCore, KZeroGivesEpilogueOfZero) {
   float dummy = 0;
   gemm(2, 2, 0, MatrixRef{&dummy, 1}, MatrixRef{&dummy, 2}, C.data(), 2, ep);
   EXPECT_EQ(C, (std::vector<float>{1.0f, 0.0f, 1.0f, 0.0f}));
+}
+
+TEST(GemmCore, TileFollowsTheShape) {
+  // On AVX-512 the 6x64 tile is the default; 14x32 where 32-wide tiles fill the columns clearly
+  // better. An operand packed for one set must not run on another.
+  if (clamp_isa(Isa::Avx512) != Isa::Avx512 || std::getenv("FUSOR_GEMM_TILE"))
+    GTEST_SKIP() << "needs AVX-512 and no FUSOR_GEMM_TILE";
+  EXPECT_STREQ(gemm_tile(Isa::Avx512, 384, 1536).name, "avx512_6x64");
+  EXPECT_STREQ(gemm_tile(Isa::Avx512, 0, 384).name, "avx512_6x64");
+  EXPECT_STREQ(gemm_tile(Isa::Avx512, 0, 49).name, "avx512_6x64");
+  EXPECT_STREQ(gemm_tile(Isa::Avx512, 3136, 96).name, "avx512_14x32");
+  EXPECT_STREQ(gemm_tile(Isa::Avx512, 0, 16).name, "avx512_14x32");
+  const std::vector<float> w = random_vec(64 * 96, 5);
+  const PackedB narrow(MatrixRef{w.data(), 96}, 64, 96, Isa::Avx512);
+  EXPECT_STREQ(narrow.tile().name, "avx512_14x32");
+  std::vector<float> a = random_vec(8 * 64, 6), c(8 * 96);
+  PanelSource pa, pb;
+  pa.pack = [&](int64_t i0, int64_t m, int64_t k0, int64_t kc, float* dst) {
+    pack_panels(MatrixRef{a.data(), 64}, i0, m, k0, kc, 6, dst);
+  };
+  pb.packed = &narrow;
+  EXPECT_THROW(gemm_panels(gemm_tile(Isa::Avx512, 0, 384), 8, 96, 64, pa, pb, c.data(), 96), Error);
 }
 
 TEST(CpuFeatures, EnvironmentForcesAndClampsIsa) {
