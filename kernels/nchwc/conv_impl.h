@@ -5,10 +5,13 @@
 // Dense tile: acc[o][r] (O blocks x R pixels, each block VB vectors) += broadcast(input lane of
 // pixel r) * weights(o); the compiler keeps acc in registers (every loop below has a constant trip
 // count and is fully unrolled). Depthwise tile: acc[r] += input(pixel r) * weights(tap), lane by
-// lane (one vector of B channels per pixel).
+// lane (one vector of B channels per pixel). A last tile's non-clamp activation (TileArgs::act)
+// is the GEMM epilogue's (kernels/gemm/kernel_impl.h activate), applied to the registers before
+// the store: the same values as the separate pass over the stored outputs.
 #pragma once
 #include <cstdint>
 
+#include "kernels/gemm/kernel_impl.h"
 #include "kernels/nchwc/conv_kernels.h"
 
 namespace fusor::FUSOR_SIMD_NS {
@@ -130,6 +133,21 @@ struct DenseTile {
     });
   }
 
+  // The last chunk's store: residual, then the activation A, in registers.
+  template <Activation A>
+  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[K][R]) {
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) {
+      const int o = k / VB, v = k % VB;
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        reg t = acc[k][r];
+        if (a.z) t = V::add(t, V::load(a.z + o * a.y_block_stride + r * B + v * W));
+        V::store(a.y + o * a.y_block_stride + r * B + v * W, activate<V, A>(t, a.alpha, a.beta));
+      }
+    }
+  }
+
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[K][R];
 #pragma GCC unroll 16
@@ -149,6 +167,15 @@ struct DenseTile {
         else if (sg.lead == 1 && sg.trail == 0) steps<1, 0>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
         else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
         else steps_masked(acc, x, a.off, w, a.w_step, sg);
+      }
+    }
+    if (a.last && a.act != Activation::None) {
+      switch (a.act) {
+        case Activation::SiLU: return store_act<Activation::SiLU>(a, acc);
+        case Activation::Sigmoid: return store_act<Activation::Sigmoid>(a, acc);
+        case Activation::HardSwish: return store_act<Activation::HardSwish>(a, acc);
+        case Activation::HardSigmoid: return store_act<Activation::HardSigmoid>(a, acc);
+        default: break;  // not a tile activation: the driver runs it after the tiles
       }
     }
     if (a.last) {
@@ -218,6 +245,18 @@ struct DepthwiseTile {
     });
   }
 
+  template <Activation A>
+  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[VB][R]) {
+#pragma GCC unroll 4
+    for (int v = 0; v < VB; ++v)
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        reg t = acc[v][r];
+        if (a.z) t = V::add(t, V::load(a.z + r * B + v * W));
+        V::store(a.y + r * B + v * W, activate<V, A>(t, a.alpha, a.beta));
+      }
+  }
+
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[VB][R];
 #pragma GCC unroll 4
@@ -232,6 +271,15 @@ struct DepthwiseTile {
       else if (sg.lead == 1 && sg.trail == 0) steps<1, 0>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
       else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
       else steps_masked(acc, a.x, a.off, a.w, sg);
+    }
+    if (a.last && a.act != Activation::None) {
+      switch (a.act) {
+        case Activation::SiLU: return store_act<Activation::SiLU>(a, acc);
+        case Activation::Sigmoid: return store_act<Activation::Sigmoid>(a, acc);
+        case Activation::HardSwish: return store_act<Activation::HardSwish>(a, acc);
+        case Activation::HardSigmoid: return store_act<Activation::HardSigmoid>(a, acc);
+        default: break;
+      }
     }
     const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
 #pragma GCC unroll 4
