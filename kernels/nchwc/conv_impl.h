@@ -133,19 +133,29 @@ struct DenseTile {
     });
   }
 
-  // The last chunk's store: residual, then the activation A, in registers.
-  template <Activation A>
+  // The last chunk's store: residual, then the activation A, in registers. (The fields are read
+  // once into locals: a vector store may alias the TileArgs, so a.y would be reloaded after each.)
+  template <Activation A, bool kResidual>
   static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[K][R]) {
+    float* const y = a.y;
+    const float* const z = a.z;
+    const int64_t ys = a.y_block_stride;
+    const float alpha = a.alpha, beta = a.beta;
 #pragma GCC unroll 16
     for (int k = 0; k < K; ++k) {
       const int o = k / VB, v = k % VB;
 #pragma GCC unroll 32
       for (int r = 0; r < R; ++r) {
         reg t = acc[k][r];
-        if (a.z) t = V::add(t, V::load(a.z + o * a.y_block_stride + r * B + v * W));
-        V::store(a.y + o * a.y_block_stride + r * B + v * W, activate<V, A>(t, a.alpha, a.beta));
+        if constexpr (kResidual) t = V::add(t, V::load(z + o * ys + r * B + v * W));
+        V::store(y + o * ys + r * B + v * W, activate<V, A>(t, alpha, beta));
       }
     }
+  }
+  template <Activation A>
+  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[K][R]) {
+    if (a.z) store_act<A, true>(a, acc);
+    else store_act<A, false>(a, acc);
   }
 
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
@@ -191,11 +201,13 @@ struct DenseTile {
         }
       }
     }
+    float* const y = a.y;
+    const int64_t ys = a.y_block_stride;
 #pragma GCC unroll 16
     for (int k = 0; k < K; ++k) {
       const int o = k / VB, v = k % VB;
 #pragma GCC unroll 32
-      for (int r = 0; r < R; ++r) V::store(a.y + o * a.y_block_stride + r * B + v * W, acc[k][r]);
+      for (int r = 0; r < R; ++r) V::store(y + o * ys + r * B + v * W, acc[k][r]);
     }
   }
 };
@@ -245,16 +257,24 @@ struct DepthwiseTile {
     });
   }
 
-  template <Activation A>
+  template <Activation A, bool kResidual>
   static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[VB][R]) {
+    float* const y = a.y;
+    const float* const z = a.z;
+    const float alpha = a.alpha, beta = a.beta;
 #pragma GCC unroll 4
     for (int v = 0; v < VB; ++v)
 #pragma GCC unroll 32
       for (int r = 0; r < R; ++r) {
         reg t = acc[v][r];
-        if (a.z) t = V::add(t, V::load(a.z + r * B + v * W));
-        V::store(a.y + r * B + v * W, activate<V, A>(t, a.alpha, a.beta));
+        if constexpr (kResidual) t = V::add(t, V::load(z + r * B + v * W));
+        V::store(y + r * B + v * W, activate<V, A>(t, alpha, beta));
       }
+  }
+  template <Activation A>
+  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[VB][R]) {
+    if (a.z) store_act<A, true>(a, acc);
+    else store_act<A, false>(a, acc);
   }
 
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
@@ -282,16 +302,19 @@ struct DepthwiseTile {
       }
     }
     const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
+    float* const y = a.y;
+    const float* const z = a.last ? a.z : nullptr;
+    const bool last = a.last;
 #pragma GCC unroll 4
     for (int v = 0; v < VB; ++v)
 #pragma GCC unroll 32
       for (int r = 0; r < R; ++r) {
         reg t = acc[v][r];
-        if (a.last) {
-          if (a.z) t = V::add(t, V::load(a.z + r * B + v * W));
+        if (last) {
+          if (z) t = V::add(t, V::load(z + r * B + v * W));
           t = V::min(V::max(t, lo), hi);
         }
-        V::store(a.y + r * B + v * W, t);
+        V::store(y + r * B + v * W, t);
       }
   }
 };
