@@ -37,6 +37,29 @@ inline int build_segments(const TileRun& tr, int64_t oy, int64_t j, int64_t r, S
   return n;
 }
 
+// The store of a last tile (or chunk) of tile type T, whose accumulators are acc: the residual,
+// then the tile activation a.act (kernels/nchwc/conv_kernels.h tile_activation) or else the clamp
+// [a.lo, a.hi], in registers (T::store<kResidual>(a, acc, f) stores f of each vector).
+template <class T, class V, class Acc>
+inline __attribute__((always_inline)) void store_last(const TileArgs& a, Acc& acc) {
+  using reg = typename V::reg;
+  auto last = [&](auto f) __attribute__((always_inline)) {
+    if (a.z) T::template store<true>(a, acc, f);
+    else T::template store<false>(a, acc, f);
+  };
+  const float alpha = a.alpha, beta = a.beta;
+  switch (a.act) {
+#define FUSOR_CASE(K)                                                                                        \
+  case Activation::K:                                                                                        \
+    return last([&](reg t) __attribute__((always_inline)) { return activate<V, Activation::K>(t, alpha, beta); });
+    FUSOR_CASE(SiLU) FUSOR_CASE(Sigmoid) FUSOR_CASE(HardSwish) FUSOR_CASE(HardSigmoid)
+#undef FUSOR_CASE
+    default: break;  // None (the driver sets only tile activations here): the clamp
+  }
+  const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
+  last([&](reg t) __attribute__((always_inline)) { return V::min(V::max(t, lo), hi); });
+}
+
 // Calls tile(args, r) for every tile of the run.
 template <class Tile>
 inline __attribute__((always_inline)) void for_each_tile(const TileRun& tr, Tile tile) {
@@ -133,14 +156,14 @@ struct DenseTile {
     });
   }
 
-  // The last chunk's store: residual, then the activation A, in registers. (The fields are read
-  // once into locals: a vector store may alias the TileArgs, so a.y would be reloaded after each.)
-  template <Activation A, bool kResidual>
-  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[K][R]) {
+  // The tile's store, each vector through f, after adding the residual when kResidual (a last
+  // chunk: f is the clamp or the activation, in registers). The fields are read once into locals:
+  // a vector store may alias the TileArgs, so a.y would be reloaded after each.
+  template <bool kResidual, class F>
+  static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[K][R], F f) {
     float* const y = a.y;
     const float* const z = a.z;
     const int64_t ys = a.y_block_stride;
-    const float alpha = a.alpha, beta = a.beta;
 #pragma GCC unroll 16
     for (int k = 0; k < K; ++k) {
       const int o = k / VB, v = k % VB;
@@ -148,16 +171,10 @@ struct DenseTile {
       for (int r = 0; r < R; ++r) {
         reg t = acc[k][r];
         if constexpr (kResidual) t = V::add(t, V::load(z + o * ys + r * B + v * W));
-        V::store(y + o * ys + r * B + v * W, activate<V, A>(t, alpha, beta));
+        V::store(y + o * ys + r * B + v * W, f(t));
       }
     }
   }
-  template <Activation A>
-  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[K][R]) {
-    if (a.z) store_act<A, true>(a, acc);
-    else store_act<A, false>(a, acc);
-  }
-
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[K][R];
 #pragma GCC unroll 16
@@ -179,36 +196,8 @@ struct DenseTile {
         else steps_masked(acc, x, a.off, w, a.w_step, sg);
       }
     }
-    if (a.last && a.act != Activation::None) {
-      switch (a.act) {
-        case Activation::SiLU: return store_act<Activation::SiLU>(a, acc);
-        case Activation::Sigmoid: return store_act<Activation::Sigmoid>(a, acc);
-        case Activation::HardSwish: return store_act<Activation::HardSwish>(a, acc);
-        case Activation::HardSigmoid: return store_act<Activation::HardSigmoid>(a, acc);
-        default: break;  // not a tile activation: the driver runs it after the tiles
-      }
-    }
-    if (a.last) {
-      const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
-#pragma GCC unroll 16
-      for (int k = 0; k < K; ++k) {
-        const int o = k / VB, v = k % VB;
-#pragma GCC unroll 32
-        for (int r = 0; r < R; ++r) {
-          reg t = acc[k][r];
-          if (a.z) t = V::add(t, V::load(a.z + o * a.y_block_stride + r * B + v * W));
-          acc[k][r] = V::min(V::max(t, lo), hi);
-        }
-      }
-    }
-    float* const y = a.y;
-    const int64_t ys = a.y_block_stride;
-#pragma GCC unroll 16
-    for (int k = 0; k < K; ++k) {
-      const int o = k / VB, v = k % VB;
-#pragma GCC unroll 32
-      for (int r = 0; r < R; ++r) V::store(y + o * ys + r * B + v * W, acc[k][r]);
-    }
+    if (a.last) return store_last<DenseTile, V>(a, acc);
+    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
   }
 };
 
@@ -257,26 +246,20 @@ struct DepthwiseTile {
     });
   }
 
-  template <Activation A, bool kResidual>
-  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[VB][R]) {
+  // As DenseTile's (one block of output channels).
+  template <bool kResidual, class F>
+  static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[VB][R], F f) {
     float* const y = a.y;
     const float* const z = a.z;
-    const float alpha = a.alpha, beta = a.beta;
 #pragma GCC unroll 4
     for (int v = 0; v < VB; ++v)
 #pragma GCC unroll 32
       for (int r = 0; r < R; ++r) {
         reg t = acc[v][r];
         if constexpr (kResidual) t = V::add(t, V::load(z + r * B + v * W));
-        V::store(y + r * B + v * W, activate<V, A>(t, alpha, beta));
+        V::store(y + r * B + v * W, f(t));
       }
   }
-  template <Activation A>
-  static inline __attribute__((always_inline)) void store_act(const TileArgs& a, reg (&acc)[VB][R]) {
-    if (a.z) store_act<A, true>(a, acc);
-    else store_act<A, false>(a, acc);
-  }
-
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[VB][R];
 #pragma GCC unroll 4
@@ -292,30 +275,8 @@ struct DepthwiseTile {
       else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
       else steps_masked(acc, a.x, a.off, a.w, sg);
     }
-    if (a.last && a.act != Activation::None) {
-      switch (a.act) {
-        case Activation::SiLU: return store_act<Activation::SiLU>(a, acc);
-        case Activation::Sigmoid: return store_act<Activation::Sigmoid>(a, acc);
-        case Activation::HardSwish: return store_act<Activation::HardSwish>(a, acc);
-        case Activation::HardSigmoid: return store_act<Activation::HardSigmoid>(a, acc);
-        default: break;
-      }
-    }
-    const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
-    float* const y = a.y;
-    const float* const z = a.last ? a.z : nullptr;
-    const bool last = a.last;
-#pragma GCC unroll 4
-    for (int v = 0; v < VB; ++v)
-#pragma GCC unroll 32
-      for (int r = 0; r < R; ++r) {
-        reg t = acc[v][r];
-        if (last) {
-          if (z) t = V::add(t, V::load(z + r * B + v * W));
-          t = V::min(V::max(t, lo), hi);
-        }
-        V::store(y + r * B + v * W, t);
-      }
+    if (a.last) return store_last<DepthwiseTile, V>(a, acc);
+    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
   }
 };
 
