@@ -1,5 +1,6 @@
 // The blocked (NCHWc) convolution per layer shape of resnet-like and mobile CNNs, batch 1, with
-// its fused bias + Relu (Clip 0..6 for the mobile layers), 1 and 2 threads. Not run in CI.
+// its fused bias + Relu (Clip 0..6 for the mobile layers), 1 and 2 threads, and with SiLU or
+// HardSwish instead (1 thread). Not run in CI.
 //
 //   ./nchwc_conv_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //
@@ -55,6 +56,11 @@ const Layer kLayers[] = {
     {"mv3_expand_1x1_16_64_112", 16, 112, 112, 64, 1, 1, 0, 1, true},
     {"mv3_project_1x1_16_16_112", 16, 112, 112, 16, 1, 1, 0, 1, false},
     {"regnet_g8_3x3_104_28", 104, 28, 28, 104, 3, 1, 1, 13, false},
+    {"effb0_expand_1x1_16_96_112", 16, 112, 112, 96, 1, 1, 0, 1, true},
+    {"effb0_dw_3x3_32_112", 32, 112, 112, 32, 3, 1, 1, 32, true},
+    {"effb0_expand_1x1_40_240_28", 40, 28, 28, 240, 1, 1, 0, 1, true},
+    {"effb0_expand_1x1_112_672_14", 112, 14, 14, 672, 1, 1, 0, 1, true},
+    {"effb0_dw_5x5_672_14", 672, 14, 14, 672, 5, 1, 2, 672, true},
 };
 
 std::vector<float> rnd(size_t n) {
@@ -73,7 +79,7 @@ void counters(benchmark::State& st, const Layer& L, const Conv2dShape& s, int th
         benchmark::Counter(flops * 1e-9 / bench::fma_peak_gflops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void run_nchwc(benchmark::State& st, int threads) {
+void run_nchwc(benchmark::State& st, int threads, Activation act = Activation::None) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
   const Conv2dShape s = bench::conv_shape(L);
@@ -85,7 +91,7 @@ void run_nchwc(benchmark::State& st, int threads) {
   NchwcConvWeights pw(w.data(), L.oc, L.c / L.group, L.k, L.k, L.group, plain, B);
   Epilogue ep;
   ep.bias = bias.data();
-  ep.act = L.relu6 ? ActivationSpec::clip(0, 6) : ActivationSpec::relu();
+  ep.act = act != Activation::None ? ActivationSpec::of(act) : L.relu6 ? ActivationSpec::clip(0, 6) : ActivationSpec::relu();
   ThreadPool pool(threads);
   GemmRun run;
   if (threads > 1) run.pool = &pool;
@@ -98,6 +104,10 @@ void run_nchwc(benchmark::State& st, int threads) {
 
 void BM_NchwcConv(benchmark::State& st) { run_nchwc(st, 1); }
 void BM_NchwcConv_2T(benchmark::State& st) { run_nchwc(st, 2); }
+// The same with SiLU (efficientnet's activation: not a clamp, applied after the tiles) and HardSwish
+// (mobilenet_v3's).
+void BM_NchwcConv_SiLU(benchmark::State& st) { run_nchwc(st, 1, Activation::SiLU); }
+void BM_NchwcConv_HardSwish(benchmark::State& st) { run_nchwc(st, 1, Activation::HardSwish); }
 
 void BM_NchwcConv_NCHW(benchmark::State& st) {
   const Layer& L = kLayers[st.range(0)];
@@ -122,6 +132,8 @@ void layers(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_NchwcConv)->Apply(layers);
 BENCHMARK(BM_NchwcConv_2T)->Apply(layers)->UseRealTime();
+BENCHMARK(BM_NchwcConv_SiLU)->Apply(layers);
+BENCHMARK(BM_NchwcConv_HardSwish)->Apply(layers);
 BENCHMARK(BM_NchwcConv_NCHW)->Apply(layers);
 
 }  // namespace

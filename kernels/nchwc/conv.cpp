@@ -180,6 +180,9 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   } else {
     post.act = ep.act;
   }
+  // The compiled tiles apply the CNN activations in registers: no pass (the generic tiles still
+  // need one, `post`).
+  const bool act_in_tile = tk && nchwc_detail::tile_activation(ep.act.kind);
   ThreadPool* pool = run.pool && run.pool->num_threads() > 1 ? run.pool : nullptr;
   const int threads = pool ? pool->num_threads() : 1;
   const double flops = 2.0 * s.batch * s.out_c * OH * OW * (s.in_c / s.group) * KH * KW;
@@ -305,6 +308,11 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
     tr.a.off = off;
     tr.a.lo = lo;
     tr.a.hi = hi;
+    if (act_in_tile) {
+      tr.a.act = ep.act.kind;
+      tr.a.alpha = ep.act.alpha;
+      tr.a.beta = ep.act.beta;
+    }
     return tr;
   };
   const int64_t x_origin = (-s.pad_t * Wd - s.pad_l) * unit;  // output pixel (0, 0)'s tap (0, 0)
@@ -320,7 +328,7 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   // ranges whose outputs (`blocks` blocks of R pixels per tile) fit in L1/L2 with room to spare,
   // so the pass reads them back from cache instead of from L3 after a whole plane.
   auto act_tiles = [&](int64_t blocks, const RowSplit& rs, int64_t n) -> int64_t {
-    if (post.act.kind == Activation::None) return std::max<int64_t>(n, 1);
+    if (post.act.kind == Activation::None || act_in_tile) return std::max<int64_t>(n, 1);
     constexpr int64_t kActRangeBytes = 64 * 1024;
     return std::max<int64_t>(1, kActRangeBytes / (blocks * rs.R * B * static_cast<int64_t>(sizeof(float))));
   };
@@ -355,9 +363,14 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
           tr.a.w = w.data_.get() + ob * S * B;
           tr.a.bias = bias + ob * B;
           tr.last_tile = last_fn;
-          if (run_fn && (last_fn || last_r(rs) == rs.R)) run_fn(tr);
-          else nchwc_detail::run_depthwise_generic(tr, static_cast<int>(ps));
-          finish(tr.y0, 1, rs, a0, a1);
+          if (run_fn && (last_fn || last_r(rs) == rs.R)) {
+            run_fn(tr);
+            if (!act_in_tile) finish(tr.y0, 1, rs, a0, a1);
+          } else {
+            tr.a.act = Activation::None;
+            nchwc_detail::run_depthwise_generic(tr, static_cast<int>(ps));
+            finish(tr.y0, 1, rs, a0, a1);
+          }
         }
       }
     };
@@ -411,9 +424,14 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
             const int oi = static_cast<int>(o), pi = static_cast<int>(ps);
             const nchwc_detail::RunFn run_fn = tk ? tk->dense_run(oi, static_cast<int>(p.rs.R), pi) : nullptr;
             tr.last_tile = tk && last_r(p.rs) != p.rs.R ? tk->dense(oi, static_cast<int>(last_r(p.rs)), pi) : nullptr;
-            if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) run_fn(tr);
-            else nchwc_detail::run_generic(tr, oi, pi);
-            if (tr.a.last) finish(tr.y0, o, p.rs, a0, a1);
+            if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) {
+              run_fn(tr);
+              if (tr.a.last && !act_in_tile) finish(tr.y0, o, p.rs, a0, a1);
+            } else {
+              tr.a.act = Activation::None;
+              nchwc_detail::run_generic(tr, oi, pi);
+              if (tr.a.last) finish(tr.y0, o, p.rs, a0, a1);
+            }
           }
         }
       }

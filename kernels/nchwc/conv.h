@@ -22,9 +22,10 @@
 // strides without a compiled tile run the generic tile (same results, plain loops).
 //
 // Epilogue (kernels/epilogue.h): ep.bias per output channel (M values), ep.residual blocked like
-// Y (may not overlap Y), ep.act any activation (clamps in registers, the others in a pass after
-// each short range of finished tiles, ~64 KiB of outputs, while it is in cache); ep.scale must be
-// 1. Padding lanes of Y get act(0 + Z's lane).
+// Y (may not overlap Y), ep.act any activation (clamps in registers; SiLU, Sigmoid, HardSwish and
+// HardSigmoid in registers too on the compiled tiles; the others in a pass after each short range
+// of finished tiles, ~64 KiB of outputs, while it is in cache); ep.scale must be 1. Padding lanes
+// of Y get act(0 + Z's lane).
 #pragma once
 #include <cstdint>
 #include <memory>

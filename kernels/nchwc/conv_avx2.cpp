@@ -7,7 +7,7 @@
 namespace fusor::nchwc_detail {
 
 namespace {
-constexpr nchwc_avx2::TileTable<nchwc_avx2::V256, 2, 12> kTable;
+constexpr nchwc_avx2::ConvTileTable<nchwc_avx2::V256, 2, 12> kTable;
 TileFn dense(int o, int r, int ps) { return kTable.find(o, r, ps); }
 TileFn depthwise(int r, int ps) { return kTable.find_dw(r, ps); }
 RunFn dense_run(int o, int r, int ps) { return kTable.find_run(o, r, ps); }

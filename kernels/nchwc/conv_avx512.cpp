@@ -7,7 +7,7 @@
 namespace fusor::nchwc_detail {
 
 namespace {
-constexpr nchwc_avx512::TileTable<nchwc_avx512::V512, 1, 28> kTable;
+constexpr nchwc_avx512::ConvTileTable<nchwc_avx512::V512, 1, 28> kTable;
 TileFn dense(int o, int r, int ps) { return kTable.find(o, r, ps); }
 TileFn depthwise(int r, int ps) { return kTable.find_dw(r, ps); }
 RunFn dense_run(int o, int r, int ps) { return kTable.find_run(o, r, ps); }

@@ -5,10 +5,13 @@
 // Dense tile: acc[o][r] (O blocks x R pixels, each block VB vectors) += broadcast(input lane of
 // pixel r) * weights(o); the compiler keeps acc in registers (every loop below has a constant trip
 // count and is fully unrolled). Depthwise tile: acc[r] += input(pixel r) * weights(tap), lane by
-// lane (one vector of B channels per pixel).
+// lane (one vector of B channels per pixel). A last tile's non-clamp activation (TileArgs::act)
+// is the GEMM epilogue's (kernels/gemm/kernel_impl.h activate), applied to the registers before
+// the store: the same values as the separate pass over the stored outputs.
 #pragma once
 #include <cstdint>
 
+#include "kernels/gemm/kernel_impl.h"
 #include "kernels/nchwc/conv_kernels.h"
 
 namespace fusor::FUSOR_SIMD_NS {
@@ -32,6 +35,29 @@ inline int build_segments(const TileRun& tr, int64_t oy, int64_t j, int64_t r, S
     else seg[n++] = Segment{a, b, lead, trail};
   }
   return n;
+}
+
+// The store of a last tile (or chunk) of tile type T, whose accumulators are acc: the residual,
+// then the tile activation a.act (kernels/nchwc/conv_kernels.h tile_activation) or else the clamp
+// [a.lo, a.hi], in registers (T::store<kResidual>(a, acc, f) stores f of each vector).
+template <class T, class V, class Acc>
+inline __attribute__((always_inline)) void store_last(const TileArgs& a, Acc& acc) {
+  using reg = typename V::reg;
+  auto last = [&](auto f) __attribute__((always_inline)) {
+    if (a.z) T::template store<true>(a, acc, f);
+    else T::template store<false>(a, acc, f);
+  };
+  const float alpha = a.alpha, beta = a.beta;
+  switch (a.act) {
+#define FUSOR_CASE(K)                                                                                        \
+  case Activation::K:                                                                                        \
+    return last([&](reg t) __attribute__((always_inline)) { return activate<V, Activation::K>(t, alpha, beta); });
+    FUSOR_CASE(SiLU) FUSOR_CASE(Sigmoid) FUSOR_CASE(HardSwish) FUSOR_CASE(HardSigmoid)
+#undef FUSOR_CASE
+    default: break;  // None (the driver sets only tile activations here): the clamp
+  }
+  const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
+  last([&](reg t) __attribute__((always_inline)) { return V::min(V::max(t, lo), hi); });
 }
 
 // Calls tile(args, r) for every tile of the run.
@@ -130,6 +156,25 @@ struct DenseTile {
     });
   }
 
+  // The tile's store, each vector through f, after adding the residual when kResidual (a last
+  // chunk: f is the clamp or the activation, in registers). The fields are read once into locals:
+  // a vector store may alias the TileArgs, so a.y would be reloaded after each.
+  template <bool kResidual, class F>
+  static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[K][R], F f) {
+    float* const y = a.y;
+    const float* const z = a.z;
+    const int64_t ys = a.y_block_stride;
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) {
+      const int o = k / VB, v = k % VB;
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        reg t = acc[k][r];
+        if constexpr (kResidual) t = V::add(t, V::load(z + o * ys + r * B + v * W));
+        V::store(y + o * ys + r * B + v * W, f(t));
+      }
+    }
+  }
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[K][R];
 #pragma GCC unroll 16
@@ -151,25 +196,8 @@ struct DenseTile {
         else steps_masked(acc, x, a.off, w, a.w_step, sg);
       }
     }
-    if (a.last) {
-      const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
-#pragma GCC unroll 16
-      for (int k = 0; k < K; ++k) {
-        const int o = k / VB, v = k % VB;
-#pragma GCC unroll 32
-        for (int r = 0; r < R; ++r) {
-          reg t = acc[k][r];
-          if (a.z) t = V::add(t, V::load(a.z + o * a.y_block_stride + r * B + v * W));
-          acc[k][r] = V::min(V::max(t, lo), hi);
-        }
-      }
-    }
-#pragma GCC unroll 16
-    for (int k = 0; k < K; ++k) {
-      const int o = k / VB, v = k % VB;
-#pragma GCC unroll 32
-      for (int r = 0; r < R; ++r) V::store(a.y + o * a.y_block_stride + r * B + v * W, acc[k][r]);
-    }
+    if (a.last) return store_last<DenseTile, V>(a, acc);
+    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
   }
 };
 
@@ -218,6 +246,20 @@ struct DepthwiseTile {
     });
   }
 
+  // As DenseTile's (one block of output channels).
+  template <bool kResidual, class F>
+  static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[VB][R], F f) {
+    float* const y = a.y;
+    const float* const z = a.z;
+#pragma GCC unroll 4
+    for (int v = 0; v < VB; ++v)
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        reg t = acc[v][r];
+        if constexpr (kResidual) t = V::add(t, V::load(z + r * B + v * W));
+        V::store(y + r * B + v * W, f(t));
+      }
+  }
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[VB][R];
 #pragma GCC unroll 4
@@ -233,18 +275,8 @@ struct DepthwiseTile {
       else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, a.x, a.off, a.w, sg.s0, sg.s1);
       else steps_masked(acc, a.x, a.off, a.w, sg);
     }
-    const reg lo = V::set1(a.lo), hi = V::set1(a.hi);
-#pragma GCC unroll 4
-    for (int v = 0; v < VB; ++v)
-#pragma GCC unroll 32
-      for (int r = 0; r < R; ++r) {
-        reg t = acc[v][r];
-        if (a.last) {
-          if (a.z) t = V::add(t, V::load(a.z + r * B + v * W));
-          t = V::min(V::max(t, lo), hi);
-        }
-        V::store(a.y + r * B + v * W, t);
-      }
+    if (a.last) return store_last<DepthwiseTile, V>(a, acc);
+    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
   }
 };
 

@@ -22,6 +22,8 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/epilogue.h"
+
 namespace fusor::nchwc_detail {
 
 inline constexpr int kMaxO = 4;          // output blocks per tile
@@ -48,9 +50,20 @@ struct TileArgs {
   const float* bias = nullptr;    // O * B values (read when first), or null for zero
   const float* z = nullptr;       // residual at the tile (same strides as y; read when last), or null
   bool first = true;              // start from bias (else from y)
-  bool last = true;               // add z, clamp to [lo, hi]
+  bool last = true;               // add z, clamp to [lo, hi], then act
   float lo = 0, hi = 0;           // the clamp (-inf, inf when none)
+  // A non-clamp activation the compiled tiles apply in registers before the store (when last):
+  // one of tile_activation()'s kinds, else None (the driver then runs it in a pass of its own).
+  Activation act = Activation::None;
+  float alpha = 0, beta = 0;      // its parameters (kernels/epilogue.h)
 };
+
+// The non-clamp activations the compiled tiles (not the generic ones) apply in registers: the
+// CNN ones (efficientnet's SiLU, mobilenet_v3's HardSwish, squeeze-excite gates).
+inline bool tile_activation(Activation a) {
+  return a == Activation::SiLU || a == Activation::Sigmoid || a == Activation::HardSwish ||
+         a == Activation::HardSigmoid;
+}
 
 using TileFn = void (*)(const TileArgs&);
 

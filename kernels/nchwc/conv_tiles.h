@@ -20,7 +20,7 @@ inline int pixel_stride_index(int ps) {
 }
 
 template <class V, int VB, int kAccVectors>
-struct TileTable {
+struct ConvTileTable {
   static constexpr int kDwMaxR = kAccVectors / VB < nchwc_detail::kMaxR ? kAccVectors / VB : nchwc_detail::kMaxR;
   nchwc_detail::TileFn fn[kNumPixelStrides][nchwc_detail::kMaxO + 1][nchwc_detail::kMaxR + 1] = {};
   nchwc_detail::RunFn run[kNumPixelStrides][nchwc_detail::kMaxO + 1][nchwc_detail::kMaxR + 1] = {};
@@ -66,7 +66,7 @@ struct TileTable {
   constexpr void fill_p(std::integer_sequence<int, Ps...>) {
     (fill_o<Ps>(std::make_integer_sequence<int, nchwc_detail::kMaxO>{}), ...);
   }
-  constexpr TileTable() {
+  constexpr ConvTileTable() {
     fill_p(std::make_integer_sequence<int, kNumPixelStrides>{});
     fill_dw<0>(std::make_integer_sequence<int, nchwc_detail::kMaxR>{});
     fill_dw<1>(std::make_integer_sequence<int, nchwc_detail::kMaxR>{});

@@ -192,6 +192,28 @@ class FastPool : public FastKernel {
   bool count_include_pad_;
 };
 
+// The max or the mean of each lane of one channel block's plane of hw pixels (B lanes each) into
+// y: four pixels at a time into four sets of accumulators (independent chains of adds, fixed-size
+// loops the compiler vectorizes), folded at the end; a max ignores NaN taps as std::max does.
+template <bool kMax, int B>
+void global_pool_plane(const float* p, int64_t hw, float* y) {
+  constexpr float kInit = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  float a[4][B];
+  for (auto& row : a)
+    for (float& v : row) v = kInit;
+  auto step = [](float acc, float v) { return kMax ? std::max(acc, v) : acc + v; };
+  int64_t i = 0;
+  for (; i + 4 <= hw; i += 4, p += 4 * B)
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < B; ++j) a[k][j] = step(a[k][j], p[k * B + j]);
+  for (; i < hw; ++i, p += B)
+    for (int j = 0; j < B; ++j) a[0][j] = step(a[0][j], p[j]);
+  for (int j = 0; j < B; ++j) {
+    const float v = step(step(a[0][j], a[1][j]), step(a[2][j], a[3][j]));
+    y[j] = kMax ? v : v / static_cast<float>(hw);
+  }
+}
+
 template <bool kMax>
 class FastGlobalPool : public FastKernel {
  public:
@@ -205,12 +227,8 @@ class FastGlobalPool : public FastKernel {
     float* ys = y.data<float>();
     auto body = [&](int64_t b0, int64_t b1) {
       for (int64_t blk = b0; blk < b1; ++blk) {
-        const float* p = xs + blk * hw * B;
-        float acc[16];
-        for (int64_t j = 0; j < B; ++j) acc[j] = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (int64_t i = 0; i < hw; ++i, p += B)
-          for (int64_t j = 0; j < B; ++j) acc[j] = kMax ? std::max(acc[j], p[j]) : acc[j] + p[j];
-        for (int64_t j = 0; j < B; ++j) ys[blk * B + j] = kMax ? acc[j] : acc[j] / static_cast<float>(hw);
+        if (B == 16) global_pool_plane<kMax, 16>(xs + blk * hw * B, hw, ys + blk * B);
+        else global_pool_plane<kMax, 8>(xs + blk * hw * B, hw, ys + blk * B);
       }
     };
     ThreadPool& pool = ctx.threads();
