@@ -57,6 +57,7 @@ IsaSets make_sets(Isa isa) {
   const char* want = std::getenv("FUSOR_GEMM_TILE");
   for (int v = 0; const GemmKernelSet* ks = variant_of(isa, v); ++v) {
     s.sets.push_back(with_block_override(*ks));
+    s.sets.back().variant = v;
     if (want && *want && std::string_view(ks->name) == want) s.forced = v;
   }
   return s;
@@ -90,11 +91,6 @@ int choose(const IsaSets& s, int64_t m, int64_t n) {
   }
   return best;
 }
-
-int variant_index(const GemmKernelSet& ks) {
-  const IsaSets& s = isa_sets(ks.isa);
-  return static_cast<int>(&ks - s.sets.data());
-}
 }  // namespace
 
 const GemmKernelSet& gemm_kernels(Isa isa, int64_t m, int64_t n) {
@@ -111,7 +107,7 @@ const GemmKernelSet& gemm_kernels_variant(Isa isa, int variant) {
 }  // namespace gemm_detail
 
 namespace {
-GemmTile tile_of(const GemmKernelSet& ks) { return {ks.isa, ks.mr, ks.nr, ks.name, gemm_detail::variant_index(ks)}; }
+GemmTile tile_of(const GemmKernelSet& ks) { return {ks.isa, ks.mr, ks.nr, ks.name, ks.variant}; }
 }  // namespace
 
 GemmTile gemm_tile(Isa isa, int64_t m, int64_t n) { return tile_of(gemm_detail::gemm_kernels(isa, m, n)); }
@@ -175,7 +171,6 @@ std::string packed_name(std::string_view name, const GemmTile& t) { return std::
 
 PackedA::PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa, const Prepacker& pp, std::string_view name) {
   const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()), M, 0);
-  isa_ = ks.isa;
   tile_ = tile_of(ks);
   rows_ = M;
   cols_ = K;
@@ -194,7 +189,6 @@ PackedB::PackedB(MatrixRef b, int64_t K, int64_t N, std::optional<Isa> isa, cons
 PackedB::PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector<float>& keep)>& make_b,
                  std::optional<Isa> isa, const Prepacker& pp, std::string_view name) {
   const GemmKernelSet& ks = gemm_detail::gemm_kernels(clamp_isa(isa ? *isa : active_isa()), 0, N);
-  isa_ = ks.isa;
   tile_ = tile_of(ks);
   rows_ = K;
   cols_ = N;
@@ -216,7 +210,6 @@ namespace {
 struct WholePacked : PackedMatrix {
   WholePacked(float* d, const GemmTile& tile, int64_t rows, int64_t cols, int64_t stride) {
     data_ = std::shared_ptr<const float>(d, [](const float*) {});
-    isa_ = tile.isa;
     tile_ = tile;
     rows_ = rows;
     cols_ = cols;
@@ -238,7 +231,7 @@ void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const Pa
                  float* C, int64_t ldc, const Epilogue& ep, const GemmRun& run) {
   if (M <= 0 || N <= 0) return;
   const GemmKernelSet& ks = gemm_detail::gemm_kernels_variant(tile.isa, tile.variant);
-  auto other = [&](const PackedMatrix* p) { return p && (p->isa() != ks.isa || p->tile().variant != tile.variant); };
+  auto other = [&](const PackedMatrix* p) { return p && (p->isa() != ks.isa || p->tile().variant != ks.variant); };
   if (other(A.packed) || other(B.packed)) throw_internal("gemm: operand packed for another kernel set");
   if (K <= 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);

@@ -68,7 +68,7 @@ class PackedMatrix {
  public:
   PackedMatrix() = default;
   bool empty() const { return !data_; }
-  Isa isa() const { return isa_; }
+  Isa isa() const { return tile_.isa; }
   const GemmTile& tile() const { return tile_; }
   int64_t rows() const { return rows_; }     // M (PackedA) or K (PackedB)
   int64_t cols() const { return cols_; }     // K (PackedA) or N (PackedB)
@@ -77,7 +77,6 @@ class PackedMatrix {
 
  protected:
   std::shared_ptr<const float> data_;
-  Isa isa_ = Isa::Scalar;
   GemmTile tile_;
   int64_t rows_ = 0, cols_ = 0, panel_stride_ = 0;
 };

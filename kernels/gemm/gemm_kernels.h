@@ -41,6 +41,7 @@ struct GemmKernelSet {
   void (*macro)(const MacroArgs&) = nullptr;
   // In place on stored values: c = act(scale * c + bias + residual), rows x cols.
   void (*apply_epilogue)(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) = nullptr;
+  int variant = 0;                  // its index among the ISA's sets (set by gemm_kernels)
 };
 
 // The kernel set for an ISA at or below the detected one: the one expected fastest on an
