@@ -5,7 +5,8 @@
 //   /work/tools/quietrun build/bin/attention_bench --benchmark_min_time=0.2
 //
 // Arguments: head size d, sequence S (queries = keys), causal (0/1). 4 heads, batch 1, the
-// operands in the projections' layout (S, 4 * d), as fusor.MultiHeadAttention reads them.
+// operands in the projections' layout (S, 4 * d), as fusor.MultiHeadAttention reads them (the
+// broad set's shapes below also in fusor.PackedAttention's layout, with a mask).
 // GFLOPs counts 4 * S * S * d per head (half of it with causal: the masked blocks are skipped
 // and not counted); the Gemm rows count the same 4 * S * S * d for the two products.
 #include <benchmark/benchmark.h>
@@ -36,15 +37,19 @@ void report(benchmark::State& st, double flops) {
   st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Args: head size, sequence, causal, heads, threads.
+// Args: head size, sequence, causal, heads, threads, and optionally packed: 1 for the operands of
+// fusor.PackedAttention after a fused QKV projection ((S, 3 * heads * d), Q, K and V side by side)
+// with an additive padding mask (1, 1, 1, S) of zeros, as bert_like runs it.
 void BM_Flash(benchmark::State& st) {
   const int64_t d = st.range(0), s = st.range(1);
   const bool causal = st.range(2) != 0;
   const int64_t heads = st.range(3);
   const int threads = static_cast<int>(st.range(4));
+  const bool packed = st.range(5) != 0;
   const int64_t e = heads * d;
-  auto q = rnd(s * e, 1), k = rnd(s * e, 2), v = rnd(s * e, 3);
-  std::vector<float> y(s * e);
+  auto q = rnd(s * e, 1), k = rnd(s * e, 2), v = rnd(s * e, 3), qkv = rnd(packed ? s * 3 * e : 0, 4);
+  std::vector<float> y(s * e), mask(static_cast<size_t>(s), 0.0f);
+  std::vector<int64_t> mask_base(static_cast<size_t>(heads), 0);
   // Each request of a call gets its own block (as KernelContext::scratch does): one shared block
   // put the threads' workspaces over the K^T copy they read (2 threads no faster than one).
   std::vector<std::vector<char>> scratch;
@@ -56,6 +61,12 @@ void BM_Flash(benchmark::State& st) {
   p.v = {v.data(), s * e, d, e};
   p.k = k.data(), p.k_batch = s * e, p.k_head = d, p.k_key = e, p.k_dim = 1;
   p.y = y.data(), p.y_batch = s * e, p.y_head = d, p.y_row = e;
+  if (packed) {
+    p.q = {qkv.data(), s * 3 * e, d, 3 * e};
+    p.k = qkv.data() + e, p.k_batch = s * 3 * e, p.k_key = 3 * e;
+    p.v = {qkv.data() + 2 * e, s * 3 * e, d, 3 * e};
+    p.fmask = mask.data(), p.mask_base = mask_base.data(), p.mask_row = 0, p.mask_col = 1;
+  }
   p.scale = 0.125f;
   p.causal = causal;
   const Isa isa = active_isa();
@@ -90,24 +101,29 @@ void BM_GemmSameProducts(benchmark::State& st) {
 void shapes(benchmark::internal::Benchmark* b, bool with_causal) {
   for (int64_t d : {32, 64, 128})
     for (int64_t s : {64, 128, 256, 512}) {
-      b->Args({d, s, 0, kHeads, 1});
-      if (with_causal) b->Args({d, s, 1, kHeads, 1});
+      b->Args({d, s, 0, kHeads, 1, 0});
+      if (with_causal) b->Args({d, s, 1, kHeads, 1, 0});
     }
 }
 
 BENCHMARK(BM_Flash)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
 // The attention of the broad set's transformers (vit_tiny: 3 heads of 64 over 197 tokens; bert_like:
-// 6 heads of 64 over 128 and 384; causal as gpt_like) at 1 and 2 threads.
+// 6 heads of 64 over 128 and 384, also packed with its mask as PackedAttention runs it; causal as
+// gpt_like) at 1 and 2 threads.
 BENCHMARK(BM_Flash)
-    ->ArgNames({"d", "s", "causal", "heads", "threads"})
-    ->Args({64, 197, 0, 3, 1})
-    ->Args({64, 197, 0, 3, 2})
-    ->Args({64, 128, 0, 6, 1})
-    ->Args({64, 128, 0, 6, 2})
-    ->Args({64, 384, 0, 6, 1})
-    ->Args({64, 384, 0, 6, 2})
-    ->Args({64, 128, 1, 6, 1})
-    ->Args({64, 128, 1, 6, 2});
+    ->ArgNames({"d", "s", "causal", "heads", "threads", "packed"})
+    ->Args({64, 197, 0, 3, 1, 0})
+    ->Args({64, 197, 0, 3, 2, 0})
+    ->Args({64, 128, 0, 6, 1, 0})
+    ->Args({64, 128, 0, 6, 2, 0})
+    ->Args({64, 384, 0, 6, 1, 0})
+    ->Args({64, 384, 0, 6, 2, 0})
+    ->Args({64, 128, 0, 6, 1, 1})
+    ->Args({64, 128, 0, 6, 2, 1})
+    ->Args({64, 384, 0, 6, 1, 1})
+    ->Args({64, 384, 0, 6, 2, 1})
+    ->Args({64, 128, 1, 6, 1, 0})
+    ->Args({64, 128, 1, 6, 2, 0});
 BENCHMARK(BM_GemmSameProducts)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); });
 
 }  // namespace

@@ -59,20 +59,22 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
 
   // K^T per (batch, head): the input itself when its keys are contiguous, else a transposed copy.
   const bool direct = p.k_key == 1;
-  const int64_t ldkt = direct ? p.k_dim : ceil_div(p.sk, 16) * 16;
+  // The copy is in panels of kKeyBlock keys (d x kKeyBlock floats each, contiguous): a row tile's
+  // scores read one panel front to back, as the GEMM core reads its packed operand.
+  const int64_t chunks = ceil_div(p.sk, flash::kKeyBlock), panel = flash::kKeyBlock * p.d;
+  const int64_t ldkt = direct ? p.k_dim : flash::kKeyBlock, kt_block = direct ? flash::kKeyBlock : panel;
   float* kt = nullptr;
   if (!direct) {
-    kt = static_cast<float*>(scratch(static_cast<size_t>(nb * p.d * ldkt) * sizeof(float)));
+    kt = static_cast<float*>(scratch(static_cast<size_t>(nb * chunks * panel) * sizeof(float)));
     // Items of kKeyBlock keys of one head, so that both threads share the copy even with few heads
     // (vit_tiny's 3 heads of 197 keys went to one thread while the other waited: ~6% of the
     // attention's time at 2 threads, perf on bench/attention_bench).
-    const int64_t chunks = ceil_div(p.sk, flash::kKeyBlock);
     pool.parallel_for_cost(nb * chunks, kTransposeNsPerFloat * static_cast<double>(flash::kKeyBlock * p.d),
                            [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t n = i / chunks, j0 = (i % chunks) * flash::kKeyBlock;
         fns.transpose_k(p.k + off(n, p.k_batch, p.k_head) + j0 * p.k_key, p.k_key, p.k_dim,
-                        std::min<int64_t>(flash::kKeyBlock, p.sk - j0), p.d, kt + n * p.d * ldkt + j0, ldkt);
+                        std::min<int64_t>(flash::kKeyBlock, p.sk - j0), p.d, kt + i * panel, ldkt);
       }
     });
   }
@@ -83,9 +85,10 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
   while (tile > mr && nb * ceil_div(p.sq, tile) < 4 * threads) tile -= mr;
   tile = std::min(tile, ceil_div(p.sq, mr) * mr);
   const int64_t tiles = ceil_div(p.sq, tile), tasks = nb * tiles, full = p.sq % tile == 0 ? tiles : tiles - 1;
-  // Each task's workspace starts on its own cache line (no line shared between two threads).
-  const int64_t work = ceil_div(flash::work_floats(tile, fns.mr), 16) * 16;
-  float* works = static_cast<float*>(scratch(static_cast<size_t>(tasks * work) * sizeof(float)));
+  const int64_t chunk = flash::chunk_keys(p.sk);
+  // One workspace per slot (a task's scores for a chunk of keys), each starting on its own cache
+  // line (no line shared between two threads).
+  const int64_t work = ceil_div(flash::work_floats(tile, fns.mr, chunk, p.d), 16) * 16;
   const int64_t task_flops = 2 * tile * p.sk * (p.d + p.dv) / (p.causal ? 2 : 1);
   // One slot per thread, each taking tasks one at a time from a shared counter, so the threads end
   // at most one task apart (the pool's chunks of whole heads left a thread 4 chunks against 3 at
@@ -94,9 +97,12 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
   // tile across the heads, bert_like at S = 384 cycled through 6 heads of ~200 KB each, more than
   // a core's L2). With causal the last tiles (the most keys) come first, across the heads.
   const int64_t slots = std::clamp<int64_t>(tasks * task_flops / kMinFlopsPerChunk, 1, std::min<int64_t>(threads, tasks));
-  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> next{0}, worker{0};
+  float* works = static_cast<float*>(scratch(static_cast<size_t>(slots * work) * sizeof(float)));
 
   pool.parallel_for(slots, [&](int64_t, int64_t) {
+    // At most `slots` calls: each takes its own workspace.
+    float* w = works + worker.fetch_add(1, std::memory_order_relaxed) * work;
     for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < tasks; t = next.fetch_add(1, std::memory_order_relaxed)) {
       int64_t n, tix;
       if (p.causal) {
@@ -113,8 +119,9 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
       a.ldq = p.q.row;
       a.y = p.y + off(n, p.y_batch, p.y_head) + i0 * p.y_row;
       a.ldy = p.y_row;
-      a.kt = direct ? p.k + off(n, p.k_batch, p.k_head) : kt + n * p.d * ldkt;
+      a.kt = direct ? p.k + off(n, p.k_batch, p.k_head) : kt + n * chunks * panel;
       a.ldkt = ldkt;
+      a.kt_block = kt_block;
       a.v = p.v.data + off(n, p.v.batch, p.v.head);
       a.ldv = p.v.row;
       a.keys = p.sk;
@@ -130,7 +137,8 @@ void flash_attention(const AttnProblem& p, ThreadPool& pool, const std::function
       }
       a.causal = p.causal;
       a.causal_first = i0 + p.sk - p.sq;
-      a.work = works + t * work;
+      a.chunk = chunk;
+      a.work = w;
       fns.attend(a);
     }
   }, 1);

@@ -11,14 +11,15 @@
 // The mask, when present, is float (added to the scores) or bool (true: attention allowed); for
 // batch n, query i and key j its element is at mask_base[n] + i * mask_row + j * mask_col.
 //
-// Algorithm (flash attention on the CPU): K is transposed once per (batch, head) into a scratch
-// panel (skipped when it already is, key = 1); tasks are (batch, head, tile of query rows), spread
-// over the pool; each walks the keys in blocks of 64, computing a block of scores with a register-
-// blocked kernel that reads Q and K^T in place, turning it into probabilities with an online
-// softmax (running max and sum per row, the output rows rescaled when the max grows), and
-// accumulating P x V straight into Y's rows. Nothing of size Sq x Sk is ever written. causal:
-// query i sees keys j <= i + Sk - Sq only; key blocks past a row group's last visible key are
-// skipped, not computed. A row that sees no key (fully masked) gives 0.
+// Algorithm (flash attention on the CPU): K is transposed once per (batch, head) into scratch
+// panels of 64 keys (skipped when it is given transposed, key = 1); tasks are (batch, head, tile
+// of query rows), spread over the pool; each takes its rows a register tile at a time (7 rows on
+// AVX-512): their scores against a chunk of up to 512 keys (all of them up to that length) by a
+// register-blocked kernel into a small workspace, the chunk's probabilities by a softmax in base 2
+// (online across chunks: running max and sum per row, the output rows rescaled when the max
+// grows), and P x V for the chunk accumulated in registers into Y's rows. Nothing of size Sq x Sk
+// is ever written. causal: query i sees keys j <= i + Sk - Sq only; key blocks past a register
+// tile's last visible key are skipped, not computed. A row that sees no key (fully masked) gives 0.
 //
 // scratch(bytes) supplies 64-byte aligned temporary memory (KernelContext::scratch); the call
 // allocates nothing else.

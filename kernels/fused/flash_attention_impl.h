@@ -1,13 +1,16 @@
 // The per-ISA attention tile (flash_attention_tile.h) written once over a vector type V
 // (kernels/gemm/simd.h). Include only from the flash_attention_<isa>.cpp files, after simd.h.
 //
-// A task's rows are processed in register tiles of MR rows; for each block of 64 keys:
-//   scores  S[MR x 64] = Q[MR rows] x K^T[:, block]   (Q broadcast from its rows in place, K^T
-//           rows loaded as vectors: MR x NS accumulators)
-//   softmax per row: t = scale * s (+ mask), block max, p = exp(t - max) with the running max and
-//           sum updated; the row's output is rescaled by exp(old max - new max) in the next step
-//   P x V   Y[MR x dv] = corr * Y + P x V[block]       (P broadcast, V rows loaded in place:
-//           MR x NP accumulators per chunk of NP vectors of columns)
+// A task's rows are processed in register tiles of MR rows, each against a chunk of up to
+// kMaxChunk keys (all of them up to that length) at a time:
+//   queries Q'[MR x d] = scale * log2(e) * Q[MR rows], copied into the workspace (contiguous)
+//   scores  S[MR x chunk] = Q' x K^T[:, chunk], 64 keys at a time (Q' broadcast, K^T rows loaded
+//           as vectors from its panels: MR x NS accumulators)
+//   softmax per row, in base 2: t = s (+ log2(e) * mask), chunk max, p = 2^(t - max) with the
+//           running max and sum updated; the row's output is rescaled by 2^(old max - new max)
+//           when a later chunk raises it
+//   P x V   Y[MR x dv] (=, then +=) P x V[chunk]   (P broadcast, V rows loaded in place: MR x NP
+//           accumulators per chunk of NP vectors of columns, held over the whole chunk of keys)
 // Y's rows are divided by the row sums at the end.
 #pragma once
 #include <algorithm>
@@ -63,23 +66,20 @@ void scores(const float* q, int64_t ldq, const float* kt, int64_t ldkt, int64_t 
   else scores_impl<V, MR, NV, true>(q, ldq, kt, ldkt, d, n, s, lds);
 }
 
-// y[i * ldy + c] = corr[i] * y[...] + sum_{j < n} p[i * ldp + j] * v[j * ldv + c], rows i < MR,
+// y[i * ldy + c] (= 0 first, else +=) sum_{j < n} p[i * ldp + j] * v[j * ldv + c], rows i < MR,
 // columns c < (NV - 1) * W + last.
-template <class V, int MR, int NV, bool kTail>
-void pv_impl(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int last,
-             const float* corr) {
+template <class V, int MR, int NV, bool kTail, bool kFirst>
+void pv_impl(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int last) {
   using reg = typename V::reg;
   constexpr int W = V::kWidth;
   reg acc[MR][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
-    const reg ci = V::set1(corr[i]);
+  for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) {
       const float* yp = y + i * ldy + j * W;
-      acc[i][j] = V::mul((kTail && j == NV - 1) ? V::load_n(yp, last) : V::load(yp), ci);
+      acc[i][j] = kFirst ? V::zero() : (kTail && j == NV - 1) ? V::load_n(yp, last) : V::load(yp);
     }
-  }
   for (int64_t k = 0; k < n; ++k) {
     const float* vr = v + k * ldv;
     reg b[NV];
@@ -103,14 +103,18 @@ void pv_impl(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n
 }
 
 template <class V, int MR, int NV>
-void pv(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int last,
-        const float* corr) {
-  if (last == V::kWidth) pv_impl<V, MR, NV, false>(p, ldp, v, ldv, n, y, ldy, last, corr);
-  else pv_impl<V, MR, NV, true>(p, ldp, v, ldv, n, y, ldy, last, corr);
+void pv(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int last, bool first) {
+  if (first) {
+    if (last == V::kWidth) pv_impl<V, MR, NV, false, true>(p, ldp, v, ldv, n, y, ldy, last);
+    else pv_impl<V, MR, NV, true, true>(p, ldp, v, ldv, n, y, ldy, last);
+  } else {
+    if (last == V::kWidth) pv_impl<V, MR, NV, false, false>(p, ldp, v, ldv, n, y, ldy, last);
+    else pv_impl<V, MR, NV, true, false>(p, ldp, v, ldv, n, y, ldy, last);
+  }
 }
 
 using ScoresFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, float*, int64_t);
-using PvFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int, const float*);
+using PvFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int, bool);
 
 // Tables indexed [rows - 1][vectors - 1].
 template <class V, int MR, int NS, int NP>
@@ -150,42 +154,73 @@ typename V::reg allowed(typename V::reg t, const bool* b, int n) {
   return V::load(x);
 }
 
-// One online-softmax step over the block's n scores of a row, of which the first `vis` are
-// visible (causal): t = scale * s (+ mask), m' = max(m, max t), s[j] = exp(t - m') (0 for
-// masked and invisible keys), sum = sum * exp(m - m') + sum_j s[j], m = m'. Returns exp(m - m'),
-// the factor for the row's output so far (1 when nothing in the block is visible).
+constexpr float kLog2e = 1.44269504088896341f;
+
+// 2^u for u <= 0 (a score minus its row's max, both in base 2), exactly 0 for u = -inf; NaN
+// stays NaN. AVX-512: u clamped below at -160 (the max returns its second operand, u, when it is
+// NaN), n = round(u), 2^(u - n) by a degree-5 polynomial on [-1/2, 1/2] (a least-squares fit
+// weighted to the relative error, ~2.5e-7 in float arithmetic) and 2^n applied by vscalefps, which
+// gives 0 below the float range: 9 operations where V::exp takes 15 and the -inf select.
 template <class V>
-float softmax_row(float* s, int64_t vis, int64_t n, float scale, const float* fm, const bool* bm, int64_t mcol,
-                  float& m, float& sum) {
+typename V::reg exp2_nonpos(typename V::reg u) {
+#if defined(__AVX512F__)
+  if constexpr (V::kWidth == 16) {
+    u = _mm512_max_ps(_mm512_set1_ps(-160.0f), u);
+    const __m512 n = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(u, n);
+    __m512 p = _mm512_set1_ps(0.0013276379322633147f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.009675510227680206f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.05550713092088699f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.24022120237350464f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6931469440460205f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000001192092896f));
+    return _mm512_scalef_ps(p, n);
+  }
+#endif
+  return V::lt_select(u, V::set1(std::numeric_limits<float>::lowest()), V::zero(),
+                      V::exp(V::mul(u, V::set1(0.693147180559945309f))));
+}
+
+// One online-softmax step over n scores of a row (a chunk of its keys), of which the first `vis`
+// are visible (causal), in base 2: s holds scale * log2(e) * q.k (the scale folded into the
+// query), t = s (+ log2(e) * mask), m' = max(m, max t), s[j] = 2^(t - m') (0 for masked and
+// invisible keys), sum = sum * 2^(m - m') + sum_j s[j], m = m'. Returns 2^(m - m'), the factor
+// for the row's output so far (1 when nothing in the chunk is visible). Without a mask the
+// scores are read twice and written once.
+template <class V>
+float softmax_row(float* s, int64_t vis, int64_t n, const float* fm, const bool* bm, int64_t mcol, float& m, float& sum) {
   using reg = typename V::reg;
   constexpr int W = V::kWidth;
   alignas(64) static constexpr float kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const reg vs = V::set1(scale);
   const reg ninf = V::set1(kNegInf);
+  auto first = [&](reg t, int r) { return V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), t, ninf); };
   reg vmax = ninf;
-  const bool vec_mask = (fm || bm) ? mcol == 1 : true;
-  if (vec_mask) {
+  if (!fm && !bm) {
+    int64_t j = 0;
+    for (; j + W <= vis; j += W) vmax = V::max(vmax, V::load(s + j));
+    if (j < vis) vmax = V::max(vmax, first(V::load_n(s + j, static_cast<int>(vis - j)), static_cast<int>(vis - j)));
+  } else if (mcol == 1) {
+    const reg l2e = V::set1(kLog2e);
     for (int64_t j = 0; j < vis; j += W) {
       const int r = static_cast<int>(std::min<int64_t>(W, vis - j));
       reg t = r == W ? V::load(s + j) : V::load_n(s + j, r);
-      if (fm) t = V::fma(t, vs, r == W ? V::load(fm + j) : V::load_n(fm + j, r));
-      else t = V::mul(t, vs);
+      if (fm) t = V::fma(r == W ? V::load(fm + j) : V::load_n(fm + j, r), l2e, t);
       if (bm) t = allowed<V>(t, bm + j, r);
-      if (r < W) t = V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), t, ninf);
+      if (r < W) t = first(t, r);
       V::store(s + j, t);
       vmax = V::max(vmax, t);
     }
   } else {
     for (int64_t j = 0; j < vis; ++j) {
-      float t = s[j] * scale;
-      if (fm) t += fm[j * mcol];
+      float t = s[j];
+      if (fm) t = std::fma(fm[j * mcol], kLog2e, t);
       if (bm && !bm[j * mcol]) t = kNegInf;
       s[j] = t;
     }
     for (int64_t j = 0; j < vis; j += W) {
       const int r = static_cast<int>(std::min<int64_t>(W, vis - j));
       reg t = r == W ? V::load(s + j) : V::load_n(s + j, r);
-      if (r < W) t = V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), t, ninf);
+      if (r < W) t = first(t, r);
       vmax = V::max(vmax, t);
     }
   }
@@ -195,21 +230,18 @@ float softmax_row(float* s, int64_t vis, int64_t n, float scale, const float* fm
     return 1.0f;
   }
   const float m_new = m > bmax ? m : bmax;
-  const float corr = m == kNegInf ? 0.0f : std::exp(m - m_new);
-  const reg neg_m = V::set1(-m_new);
-  const reg lowest = V::set1(std::numeric_limits<float>::lowest());
+  const float corr = m == kNegInf ? 0.0f : std::exp2(m - m_new);
+  const reg vm = V::set1(m_new);
   reg acc = V::zero();
   int64_t j = 0;
   for (; j + W <= vis; j += W) {
-    const reg t = V::load(s + j);
-    const reg p = V::lt_select(t, lowest, V::zero(), V::exp(V::add(t, neg_m)));
+    const reg p = exp2_nonpos<V>(V::sub(V::load(s + j), vm));
     V::store(s + j, p);
     acc = V::add(acc, p);
   }
   if (j < vis) {
     const int r = static_cast<int>(vis - j);
-    const reg t = V::load_n(s + j, r);
-    reg p = V::lt_select(t, lowest, V::zero(), V::exp(V::add(t, neg_m)));
+    reg p = exp2_nonpos<V>(V::sub(V::load_n(s + j, r), vm));
     p = V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), p, V::zero());
     V::store(s + j, p);  // lanes past vis are zero: they are keys the row does not see
     acc = V::add(acc, p);
@@ -225,48 +257,79 @@ float softmax_row(float* s, int64_t vis, int64_t n, float scale, const float* fm
 
 template <class V, int MR, int NS, int NP>
 void attend(const TileArgs& a) {
+  using reg = typename V::reg;
   constexpr int W = V::kWidth, KB = kKeyBlock, SC = NS * W, PC = NP * W;
   static_assert(KB % SC == 0, "key block must be a multiple of the scores tile");
   static const Kernels<V, MR, NS, NP> kern = make_kernels<V, MR, NS, NP>(std::make_integer_sequence<int, MR>{});
-  float* s = a.work;          // MR x KB scores, then probabilities
-  float* corr = s + MR * KB;  // MR
-  float* mx = corr + MR;      // rows
-  float* sum = mx + a.rows;   // rows
+  const int64_t C = a.chunk;
+  float* s = a.work;             // MR x C scores, then probabilities
+  float* qs = s + MR * C;        // MR x d: the tile's queries times scale * log2(e)
+  float* mx = qs + MR * a.d;     // rows
+  float* sum = mx + a.rows;      // rows
+  float* corr = sum + a.rows;    // MR
   for (int64_t r = 0; r < a.rows; ++r) {
-    std::memset(a.y + r * a.ldy, 0, static_cast<size_t>(a.dv) * sizeof(float));
     mx[r] = kNegInf;
     sum[r] = 0.0f;
   }
+  const reg qscale = V::set1(a.scale * kLog2e);
   const int64_t key_end = a.causal ? std::clamp<int64_t>(a.causal_first + a.rows, 0, a.keys) : a.keys;
-  for (int64_t j0 = 0; j0 < key_end; j0 += KB) {
-    const int64_t jn = std::min<int64_t>(KB, key_end - j0);
+  for (int64_t k0 = 0; k0 < key_end; k0 += C) {
+    const int64_t kn = std::min<int64_t>(C, key_end - k0);
     for (int64_t g0 = 0; g0 < a.rows; g0 += MR) {
       const int mr = static_cast<int>(std::min<int64_t>(MR, a.rows - g0));
-      const int64_t gn = a.causal ? std::clamp<int64_t>(a.causal_first + g0 + mr - j0, 0, jn) : jn;
-      if (gn <= 0) continue;
-      for (int64_t c0 = 0; c0 < gn; c0 += SC) {
-        const int n = static_cast<int>(std::min<int64_t>(SC, gn - c0));
-        kern.scores_fn[mr - 1][(n + W - 1) / W - 1](a.q + g0 * a.ldq, a.ldq, a.kt + j0 + c0, a.ldkt, a.d, n, s + c0, KB);
+      // The keys of the chunk the tile's rows see (with causal, its last row sees the most).
+      const int64_t ge = a.causal ? std::clamp<int64_t>(a.causal_first + g0 + mr - k0, 0, kn) : kn;
+      if (ge <= 0) continue;
+      for (int r = 0; r < mr; ++r) {
+        const float* q = a.q + (g0 + r) * a.ldq;
+        float* d = qs + r * a.d;
+        int64_t c = 0;
+        for (; c + W <= a.d; c += W) V::store(d + c, V::mul(V::load(q + c), qscale));
+        if (c < a.d) V::store_n(d + c, V::mul(V::load_n(q + c, static_cast<int>(a.d - c)), qscale), static_cast<int>(a.d - c));
       }
+      // Scores of the tile's rows against the chunk, key block by key block.
+      for (int64_t j = 0; j < ge; j += KB) {
+        const float* kt = a.kt + (k0 + j) / KB * a.kt_block;
+        const int64_t gn = std::min<int64_t>(KB, ge - j);
+        for (int64_t c0 = 0; c0 < gn; c0 += SC) {
+          const int n = static_cast<int>(std::min<int64_t>(SC, gn - c0));
+          kern.scores_fn[mr - 1][(n + W - 1) / W - 1](qs, a.d, kt + c0, a.ldkt, a.d, n, s + j + c0, C);
+        }
+      }
+      // Probabilities, row by row.
       for (int r = 0; r < mr; ++r) {
         const int64_t i = g0 + r;
-        const int64_t vis = a.causal ? std::clamp<int64_t>(a.causal_first + i + 1 - j0, 0, gn) : gn;
-        const float* fm = a.fmask ? a.fmask + i * a.mask_row + j0 * a.mask_col : nullptr;
-        const bool* bm = a.bmask ? a.bmask + i * a.mask_row + j0 * a.mask_col : nullptr;
-        corr[r] = softmax_row<V>(s + r * KB, vis, gn, a.scale, fm, bm, a.mask_col, mx[i], sum[i]);
+        const int64_t vis = a.causal ? std::clamp<int64_t>(a.causal_first + i + 1 - k0, 0, ge) : ge;
+        const float* fm = a.fmask ? a.fmask + i * a.mask_row + k0 * a.mask_col : nullptr;
+        const bool* bm = a.bmask ? a.bmask + i * a.mask_row + k0 * a.mask_col : nullptr;
+        corr[r] = softmax_row<V>(s + r * C, vis, ge, fm, bm, a.mask_col, mx[i], sum[i]);
+        if (k0 > 0 && corr[r] != 1.0f) {  // the row's output so far, to the new max
+          const reg vc = V::set1(corr[r]);
+          float* y = a.y + i * a.ldy;
+          int64_t c = 0;
+          for (; c + W <= a.dv; c += W) V::store(y + c, V::mul(V::load(y + c), vc));
+          if (c < a.dv)
+            V::store_n(y + c, V::mul(V::load_n(y + c, static_cast<int>(a.dv - c)), vc), static_cast<int>(a.dv - c));
+        }
       }
+      // P x V over the whole chunk, the output tile held in registers (stored, not added, on the
+      // first chunk: a tile's first chunk is the first, it sees key 0 if it sees any).
       for (int64_t c0 = 0; c0 < a.dv; c0 += PC) {
         const int cols = static_cast<int>(std::min<int64_t>(PC, a.dv - c0));
         const int nv = (cols + W - 1) / W;
-        kern.pv_fn[mr - 1][nv - 1](s, KB, a.v + j0 * a.ldv + c0, a.ldv, gn, a.y + g0 * a.ldy + c0, a.ldy,
-                                   cols - (nv - 1) * W, corr);
+        kern.pv_fn[mr - 1][nv - 1](s, C, a.v + k0 * a.ldv + c0, a.ldv, ge, a.y + g0 * a.ldy + c0, a.ldy,
+                                   cols - (nv - 1) * W, k0 == 0);
       }
     }
   }
+  // Rows divided by their sums; rows that saw no key (never written when their tile saw none) are 0.
   for (int64_t r = 0; r < a.rows; ++r) {
-    const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
-    const typename V::reg vi = V::set1(inv);
     float* y = a.y + r * a.ldy;
+    if (sum[r] == 0.0f) {
+      std::memset(y, 0, static_cast<size_t>(a.dv) * sizeof(float));
+      continue;
+    }
+    const reg vi = V::set1(1.0f / sum[r]);
     int64_t c = 0;
     for (; c + W <= a.dv; c += W) V::store(y + c, V::mul(V::load(y + c), vi));
     if (c < a.dv) V::store_n(y + c, V::mul(V::load_n(y + c, static_cast<int>(a.dv - c)), vi), static_cast<int>(a.dv - c));

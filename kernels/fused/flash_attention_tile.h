@@ -8,8 +8,17 @@
 
 namespace fusor::fused::flash {
 
-// Keys per online-softmax step.
+// Keys per panel of the K^T copy (d x kKeyBlock floats, contiguous) and per scores-kernel call.
 inline constexpr int kKeyBlock = 64;
+// Keys per online-softmax step at most: a register tile's scores for that many keys are kept whole
+// (MR x chunk floats of the workspace), so up to this sequence length no row is ever rescaled.
+inline constexpr int64_t kMaxChunk = 512;
+
+// Keys per softmax step for `keys` keys: all of them (rounded up to a key block) up to kMaxChunk.
+inline int64_t chunk_keys(int64_t keys) {
+  const int64_t rounded = (keys + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+  return rounded < kMaxChunk ? rounded : kMaxChunk;
+}
 
 struct TileArgs {
   const float* q = nullptr;  // row r at q + r * ldq
@@ -17,8 +26,9 @@ struct TileArgs {
   float* y = nullptr;        // row r at y + r * ldy (dv values, overwritten)
   int64_t ldy = 0;
   int64_t rows = 0;
-  const float* kt = nullptr;  // K^T: column c, key j at kt[c * ldkt + j]
-  int64_t ldkt = 0;
+  // K^T by blocks of kKeyBlock keys: column c, key b * kKeyBlock + j at kt[b * kt_block + c * ldkt + j].
+  const float* kt = nullptr;
+  int64_t ldkt = 0, kt_block = 0;
   const float* v = nullptr;   // key j's values at v + j * ldv
   int64_t ldv = 0;
   int64_t keys = 0, d = 0, dv = 0;
@@ -29,10 +39,11 @@ struct TileArgs {
   int64_t mask_row = 0, mask_col = 0;
   bool causal = false;
   int64_t causal_first = 0;  // with causal, row r sees keys j <= causal_first + r
-  float* work = nullptr;     // work_floats(rows) floats
+  int64_t chunk = kKeyBlock;  // chunk_keys(keys)
+  float* work = nullptr;      // work_floats(rows, mr, chunk, d) floats
 };
 
-inline int64_t work_floats(int64_t rows, int mr) { return 2 * rows + static_cast<int64_t>(mr) * (kKeyBlock + 1) + 16; }
+inline int64_t work_floats(int64_t rows, int mr, int64_t chunk, int64_t d) { return mr * (chunk + d + 1) + 2 * rows + 16; }
 
 struct TileFns {
   int mr = 1;  // query rows per register tile
