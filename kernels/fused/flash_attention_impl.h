@@ -275,8 +275,11 @@ void attend(const TileArgs& a) {
   const int64_t key_end = a.causal ? std::clamp<int64_t>(a.causal_first + a.rows, 0, a.keys) : a.keys;
   for (int64_t k0 = 0; k0 < key_end; k0 += C) {
     const int64_t kn = std::min<int64_t>(C, key_end - k0);
-    for (int64_t g0 = 0; g0 < a.rows; g0 += MR) {
-      const int mr = static_cast<int>(std::min<int64_t>(MR, a.rows - g0));
+    for (int64_t g0 = 0, mr = 0; g0 < a.rows; g0 += mr) {
+      // MR rows at a time; the last MR + 1 .. 3 MR / 2 rows as two tiles of about half (64 rows
+      // as 8 x 7 + 4 + 4, not 9 x 7 + 1: a one-row tile runs at a fraction of the FMA rate).
+      const int64_t rest = a.rows - g0;
+      mr = rest > MR && rest < MR + MR / 2 + 1 ? (rest + 1) / 2 : std::min<int64_t>(MR, rest);
       // The keys of the chunk the tile's rows see (with causal, its last row sees the most).
       const int64_t ge = a.causal ? std::clamp<int64_t>(a.causal_first + g0 + mr - k0, 0, kn) : kn;
       if (ge <= 0) continue;
