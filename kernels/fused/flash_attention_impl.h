@@ -255,6 +255,15 @@ float softmax_row(float* s, int64_t vis, int64_t n, const float* fm, const bool*
 
 // ---- one task ----
 
+// dst[c] = k * src[c], c < n (dst may be src).
+template <class V>
+void scale_row(const float* src, float* dst, int64_t n, typename V::reg k) {
+  constexpr int W = V::kWidth;
+  int64_t c = 0;
+  for (; c + W <= n; c += W) V::store(dst + c, V::mul(V::load(src + c), k));
+  if (c < n) V::store_n(dst + c, V::mul(V::load_n(src + c, static_cast<int>(n - c)), k), static_cast<int>(n - c));
+}
+
 template <class V, int MR, int NS, int NP>
 void attend(const TileArgs& a) {
   using reg = typename V::reg;
@@ -266,7 +275,6 @@ void attend(const TileArgs& a) {
   float* qs = s + MR * C;        // MR x d: the tile's queries times scale * log2(e)
   float* mx = qs + MR * a.d;     // rows
   float* sum = mx + a.rows;      // rows
-  float* corr = sum + a.rows;    // MR
   for (int64_t r = 0; r < a.rows; ++r) {
     mx[r] = kNegInf;
     sum[r] = 0.0f;
@@ -283,13 +291,7 @@ void attend(const TileArgs& a) {
       // The keys of the chunk the tile's rows see (with causal, its last row sees the most).
       const int64_t ge = a.causal ? std::clamp<int64_t>(a.causal_first + g0 + mr - k0, 0, kn) : kn;
       if (ge <= 0) continue;
-      for (int r = 0; r < mr; ++r) {
-        const float* q = a.q + (g0 + r) * a.ldq;
-        float* d = qs + r * a.d;
-        int64_t c = 0;
-        for (; c + W <= a.d; c += W) V::store(d + c, V::mul(V::load(q + c), qscale));
-        if (c < a.d) V::store_n(d + c, V::mul(V::load_n(q + c, static_cast<int>(a.d - c)), qscale), static_cast<int>(a.d - c));
-      }
+      for (int r = 0; r < mr; ++r) scale_row<V>(a.q + (g0 + r) * a.ldq, qs + r * a.d, a.d, qscale);
       // Scores of the tile's rows against the chunk, key block by key block.
       for (int64_t j = 0; j < ge; j += KB) {
         const float* kt = a.kt + (k0 + j) / KB * a.kt_block;
@@ -305,15 +307,8 @@ void attend(const TileArgs& a) {
         const int64_t vis = a.causal ? std::clamp<int64_t>(a.causal_first + i + 1 - k0, 0, ge) : ge;
         const float* fm = a.fmask ? a.fmask + i * a.mask_row + k0 * a.mask_col : nullptr;
         const bool* bm = a.bmask ? a.bmask + i * a.mask_row + k0 * a.mask_col : nullptr;
-        corr[r] = softmax_row<V>(s + r * C, vis, ge, fm, bm, a.mask_col, mx[i], sum[i]);
-        if (k0 > 0 && corr[r] != 1.0f) {  // the row's output so far, to the new max
-          const reg vc = V::set1(corr[r]);
-          float* y = a.y + i * a.ldy;
-          int64_t c = 0;
-          for (; c + W <= a.dv; c += W) V::store(y + c, V::mul(V::load(y + c), vc));
-          if (c < a.dv)
-            V::store_n(y + c, V::mul(V::load_n(y + c, static_cast<int>(a.dv - c)), vc), static_cast<int>(a.dv - c));
-        }
+        const float corr = softmax_row<V>(s + r * C, vis, ge, fm, bm, a.mask_col, mx[i], sum[i]);
+        if (k0 > 0 && corr != 1.0f) scale_row<V>(a.y + i * a.ldy, a.y + i * a.ldy, a.dv, V::set1(corr));  // to the new max
       }
       // P x V over the whole chunk, the output tile held in registers (stored, not added, on the
       // first chunk: a tile's first chunk is the first, it sees key 0 if it sees any).
@@ -332,10 +327,7 @@ void attend(const TileArgs& a) {
       std::memset(y, 0, static_cast<size_t>(a.dv) * sizeof(float));
       continue;
     }
-    const reg vi = V::set1(1.0f / sum[r]);
-    int64_t c = 0;
-    for (; c + W <= a.dv; c += W) V::store(y + c, V::mul(V::load(y + c), vi));
-    if (c < a.dv) V::store_n(y + c, V::mul(V::load_n(y + c, static_cast<int>(a.dv - c)), vi), static_cast<int>(a.dv - c));
+    scale_row<V>(y, y, a.dv, V::set1(1.0f / sum[r]));
   }
 }
 

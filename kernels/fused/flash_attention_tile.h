@@ -43,7 +43,7 @@ struct TileArgs {
   float* work = nullptr;      // work_floats(rows, mr, chunk, d) floats
 };
 
-inline int64_t work_floats(int64_t rows, int mr, int64_t chunk, int64_t d) { return mr * (chunk + d + 1) + 2 * rows + 16; }
+inline int64_t work_floats(int64_t rows, int mr, int64_t chunk, int64_t d) { return mr * (chunk + d) + 2 * rows + 16; }
 
 struct TileFns {
   int mr = 1;  // query rows per register tile
