@@ -6,6 +6,6 @@
 namespace fusor::fused::flash {
 
 // Register tile: rows, vectors of keys per scores tile, vectors of columns per P x V tile.
-TileFns tile_fns_avx2() { return simd_flash_avx2::make_tile_fns<simd_flash_avx2::V256, 4, 2, 2>(); }
+TileFns tile_fns_avx2() { return simd_flash_avx2::make_tile_fns<simd_flash_avx2::V256, 6, 2, 2>(); }
 
 }  // namespace fusor::fused::flash

@@ -160,7 +160,8 @@ constexpr float kLog2e = 1.44269504088896341f;
 // stays NaN. AVX-512: u clamped below at -160 (the max returns its second operand, u, when it is
 // NaN), n = round(u), 2^(u - n) by a degree-5 polynomial on [-1/2, 1/2] (a least-squares fit
 // weighted to the relative error, ~2.5e-7 in float arithmetic) and 2^n applied by vscalefps, which
-// gives 0 below the float range: 9 operations where V::exp takes 15 and the -inf select.
+// gives 0 below the float range: 9 operations where V::exp takes 15 and the -inf select. AVX2: the
+// same with 2^n put in the exponent field (12 operations).
 template <class V>
 typename V::reg exp2_nonpos(typename V::reg u) {
 #if defined(__AVX512F__)
@@ -175,6 +176,24 @@ typename V::reg exp2_nonpos(typename V::reg u) {
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6931469440460205f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000001192092896f));
     return _mm512_scalef_ps(p, n);
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
+  // AVX2: the same polynomial, 2^n built in the exponent field. u is clamped below at -127, whose
+  // n = -127 gives exponent bits 0, i.e. exactly 0 (for -inf, and for u < -126.5 where 2^u is
+  // below the normal range anyway). _mm256_max_ps returns its second operand, u, when u is NaN:
+  // the polynomial stays NaN and so does the product.
+  if constexpr (V::kWidth == 8) {
+    u = _mm256_max_ps(_mm256_set1_ps(-127.0f), u);
+    const __m256 n = _mm256_round_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 f = _mm256_sub_ps(u, n);
+    __m256 p = _mm256_set1_ps(0.0013276379322633147f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.009675510227680206f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.05550713092088699f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.24022120237350464f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.6931469440460205f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0000001192092896f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
   }
 #endif
   return V::lt_select(u, V::set1(std::numeric_limits<float>::lowest()), V::zero(),
