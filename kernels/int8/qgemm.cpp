@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include <emmintrin.h>  // SSE2: baseline on x86-64
 
@@ -29,6 +30,18 @@ QPanelFn panel_fn(Int8Isa isa) {
     case Int8Isa::Scalar: break;
   }
   return qpanel_scalar;
+}
+
+// The AVX2 kernels read A widened to uint16 (kernels/int8/qgemm_avx2.cpp): rows of kp values
+// padded to 16, in runs of up to 128 KiB (a multiple of the 6-row tile), in a per-thread buffer.
+int64_t avx2_widened_ld(int64_t kp) { return round_up(kp, 16); }
+int64_t avx2_widened_rows(int64_t kp) {
+  return std::max<int64_t>(6, (128 * 1024 / (2 * avx2_widened_ld(kp))) / 6 * 6);
+}
+uint16_t* avx2_widened_buffer(int64_t elems) {
+  thread_local std::vector<uint16_t> buf;
+  if (buf.size() < static_cast<size_t>(elems)) buf.resize(static_cast<size_t>(elems));
+  return buf.data();
 }
 
 }  // namespace
@@ -176,7 +189,23 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
                 const QEpilogue& ep, int64_t p0, int64_t p1) {
   const QPanelFn fn = panel_fn(b.isa());
   const int64_t esize = ep.out_bytes();
-  for (int64_t p = p0; p < std::min(p1, b.panels()); ++p) {
+  p1 = std::min(p1, b.panels());
+  if (b.isa() == Int8Isa::Avx2 && p1 - p0 > 1) {
+    // Rows widened to uint16 once for all the panels, in runs that keep them in L2.
+    const int64_t kp = b.kp(), ld = avx2_widened_ld(kp), run = avx2_widened_rows(kp);
+    uint16_t* w = avx2_widened_buffer(std::min(run, m) * ld);
+    for (int64_t i = 0; i < m; i += run) {
+      const int64_t mi = std::min(run, m - i);
+      qwiden_rows_avx2(a + i * lda, lda, mi, kp, w, ld);
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
+        qpanel_avx2_w16(w, ld, mi, b.panel(p), kp / 4, n, static_cast<char*>(c) + (i * ldc + n0) * esize, ldc,
+                        ep.offset(i, n0));
+      }
+    }
+    return;
+  }
+  for (int64_t p = p0; p < p1; ++p) {
     const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
     fn(a, lda, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize, ldc, ep.offset(0, n0));
   }
@@ -201,9 +230,21 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   if (M <= 0 || b.n() <= 0) return;
   const QPanelFn fn = panel_fn(b.isa());
   const int64_t esize = ep.out_bytes();
-  const int64_t rb = 96;  // rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile)
+  // AVX2 widens a task's rows to uint16 once for a group of panels (qgemm_rows above); the other
+  // paths read A as it is, one panel per task.
+  const bool widen = b.isa() == Int8Isa::Avx2 && b.panels() > 1;
+  // Rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile; AVX2's 6-row).
+  const int64_t rb = widen ? std::min<int64_t>(96, avx2_widened_rows(b.kp())) : 96;
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
-  const int64_t tasks = row_blocks * panels;
+  int64_t pg = 1;  // panels per task
+  if (widen) {
+    // All of them unless the row blocks are too few to give every thread ~4 tasks.
+    const int64_t want = 4 * (pool ? pool->num_threads() : 1);
+    const int64_t split = std::clamp<int64_t>((want + row_blocks - 1) / row_blocks, 1, panels);
+    pg = (panels + split - 1) / split;
+  }
+  const int64_t pgroups = (panels + pg - 1) / pg;
+  const int64_t tasks = row_blocks * pgroups;
   // A float result's activation other than a clamp (GELU after a quantized FF1 layer) runs as a
   // vectorized pass over each task's block while it is in cache: the tiles' epilogue applies such
   // activations one element at a time (a dynamically quantized bert_like's FF1 with GELU took 2.2 ms
@@ -218,16 +259,25 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   auto run = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       // Panels inner: a row block's A stays in cache while the panels pass.
-      const int64_t r = t / panels, p = t % panels;
+      const int64_t r = t / pgroups, p0 = (t % pgroups) * pg, p1 = std::min(panels, p0 + pg);
       const int64_t m0 = r * rb, m = std::min(rb, M - m0);
-      const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
-      char* block = static_cast<char*>(c) + (m0 * ldc + n0) * esize;
-      fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
-      if (act_pass) apply_epilogue(reinterpret_cast<float*>(block), ldc, m, n, act);
+      uint16_t* w = nullptr;
+      const int64_t ld = widen ? avx2_widened_ld(b.kp()) : 0;
+      if (widen) {
+        w = avx2_widened_buffer(m * ld);
+        qwiden_rows_avx2(a + m0 * lda, lda, m, b.kp(), w, ld);
+      }
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
+        char* block = static_cast<char*>(c) + (m0 * ldc + n0) * esize;
+        if (widen) qpanel_avx2_w16(w, ld, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
+        else fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
+        if (act_pass) apply_epilogue(reinterpret_cast<float*>(block), ldc, m, n, act);
+      }
     }
   };
   // Enough work per task to pay for the dispatch: about 256k multiply-adds.
-  const int64_t macs_per_task = std::min(rb, M) * b.panel_cols() * b.kp();
+  const int64_t macs_per_task = std::min(rb, M) * pg * b.panel_cols() * b.kp();
   const int64_t grain = std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, macs_per_task));
   // Contiguous runs of row blocks per thread (slots), so consecutive ops keep their rows on one core.
   const int nt = pool ? static_cast<int>(std::min<int64_t>(pool->num_threads(), tasks / grain)) : 1;

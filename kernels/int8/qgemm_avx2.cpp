@@ -1,18 +1,18 @@
-// AVX2 panel kernel: 16-bit products by vpmaddwd (B stored as int16 pairs of k, A's two bytes
-// zero-extended into the two 16-bit halves of every 32-bit lane), exact for every int8/uint8
-// operand: vpmaddubsw's 16-bit pair sums would saturate once 2 * 255 * |w| > 32767 (weights beyond
-// +-64). Tiles of 6 rows x 16 columns (12 accumulators, the two B vectors of a pair, one A vector
-// and the byte-spreading mask: the 16 YMM registers).
+// AVX2 panel kernel: 16-bit products by vpmaddwd (B stored as int16 pairs of k, A's bytes
+// zero-extended to int16), exact for every int8/uint8 operand: vpmaddubsw's 16-bit pair sums would
+// saturate once 2 * 255 * |w| > 32767 (weights beyond +-64). Tiles of 6 rows x 16 columns (12
+// accumulators, the two B vectors of a pair and one A broadcast: 15 of the 16 YMM registers).
 //
-// A's bytes reach the lanes without scalar code: one 4-byte broadcast load per row and group of
-// 4 k (vpbroadcastd from memory, a load-port operation) serves both pairs of the group, each pair
-// spread into 16-bit halves by one vpshufb. Per pair and row: 1 shuffle, 2 vpmaddwd, 2 vpaddd
-// for 32 products (the previous form built every broadcast from two scalar byte loads, a shift,
-// an or and a move: half the speed).
+// Each tile's 6 rows of A are first widened to uint16 (vpmovzxbw, 16 bytes per step) into a
+// per-thread buffer, so that a pair of k of a row is one 32-bit broadcast load: per pair and row
+// 2 vpmaddwd and 2 vpaddd for 32 products and no other ALU work. The widening costs about one
+// operation per 16 bytes per panel, against ~2.5 per byte of GEMM work (bench/qconv_bench: the
+// in-register alternative, a vpshufb per broadcast, was ~25% slower).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/int8/qepilogue_avx2.h"
 #include "kernels/int8/qgemm_kernels.h"
@@ -21,39 +21,23 @@ namespace fusor::int8 {
 
 namespace {
 
-// Rows ar[0 .. MR) of the panel into acc[0 .. MR).
+// Rows w16[0 .. MR) (kq groups of 4 uint16 each, rows ld apart) of the panel into acc[0 .. MR).
 template <int MR>
-[[gnu::always_inline]] inline void panel_rows(const uint8_t* const* ar, const int8_t* panel, int64_t kq,
+[[gnu::always_inline]] inline void panel_rows(const uint16_t* w16, int64_t ld, const int8_t* panel, int64_t kq,
                                              __m256i (*acc)[2]) {
-  // Bytes 0 and 1 (pair 0) or 2 and 3 (pair 1) of each 32-bit lane into its two 16-bit halves.
-  const __m256i spread0 = _mm256_setr_epi8(0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0,
-                                           -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1);
-  const __m256i spread1 = _mm256_setr_epi8(2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2,
-                                           -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1);
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (int64_t q = 0; q < kq; ++q) {
     const int8_t* p = panel + q * 128;
-    {
-      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {  // the group's two pairs of k
+      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 64 * h));
+      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 64 * h + 32));
 #pragma GCC unroll 6
       for (int r = 0; r < MR; ++r) {
         int32_t v;
-        std::memcpy(&v, ar[r] + 4 * q, 4);
-        const __m256i x = _mm256_shuffle_epi8(_mm256_set1_epi32(v), spread0);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
-      }
-    }
-    {
-      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 64));
-      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 96));
-#pragma GCC unroll 6
-      for (int r = 0; r < MR; ++r) {
-        int32_t v;
-        std::memcpy(&v, ar[r] + 4 * q, 4);
-        const __m256i x = _mm256_shuffle_epi8(_mm256_set1_epi32(v), spread1);
+        std::memcpy(&v, w16 + r * ld + 4 * q + 2 * h, 4);
+        const __m256i x = _mm256_set1_epi32(v);
         acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
         acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
       }
@@ -63,27 +47,37 @@ template <int MR>
 
 }  // namespace
 
-void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
-                 int64_t ldc, const QEpilogue& ep) {
+void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint16_t* w, int64_t ldw) {
+  for (int64_t r = 0; r < m; ++r) {
+    const uint8_t* ar = a + r * lda;
+    uint16_t* wr = w + r * ldw;
+    int64_t k = 0;
+    for (; k + 16 <= kp; k += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(wr + k),
+                          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ar + k))));
+    for (; k < kp; ++k) wr[k] = ar[k];
+  }
+}
+
+void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                     int64_t ldc, const QEpilogue& ep) {
   constexpr int MR = 6, NV = 2;
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
-    const uint8_t* ar[MR];
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) ar[r] = a + (i + std::min<int64_t>(r, mr - 1)) * lda;
+    const uint16_t* w16 = a + i * lda;
+    const int64_t ld = lda;
     __m256i acc[6][2] = {};  // (every row used is zeroed by panel_rows: this is for the compiler)
-    // Fewer rows at the bottom: a shorter tile rather than repeated rows.
     if (mr == 6) {
-      panel_rows<6>(ar, panel, kq, acc);
+      panel_rows<6>(w16, ld, panel, kq, acc);
     } else if (mr >= 4) {
-      panel_rows<4>(ar, panel, kq, acc);
-      if (mr > 4) panel_rows<2>(ar + 4, panel, kq, acc + 4);
+      panel_rows<4>(w16, ld, panel, kq, acc);
+      if (mr == 5) panel_rows<1>(w16 + 4 * ld, ld, panel, kq, acc + 4);
     } else if (mr >= 2) {
-      panel_rows<2>(ar, panel, kq, acc);
-      if (mr > 2) panel_rows<1>(ar + 2, panel, kq, acc + 2);
+      panel_rows<2>(w16, ld, panel, kq, acc);
+      if (mr == 3) panel_rows<1>(w16 + 2 * ld, ld, panel, kq, acc + 2);
     } else {
-      panel_rows<1>(ar, panel, kq, acc);
+      panel_rows<1>(w16, ld, panel, kq, acc);
     }
     const QEpilogue e0 = ep.offset(i, 0);
     QEpilogueAvx2 e(e0, n);
@@ -96,6 +90,22 @@ void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, 
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) e.store(acc[r][v], r, v, ci, ldc);
     }
+  }
+}
+
+void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                 int64_t ldc, const QEpilogue& ep) {
+  // Six rows at a time widened into a per-thread buffer (callers that run several panels over the
+  // same rows widen them once: qwiden_rows_avx2 and qpanel_avx2_w16).
+  constexpr int64_t MR = 6;
+  const int64_t kp = 4 * kq, ld = (kp + 15) / 16 * 16;
+  thread_local std::vector<uint16_t> widened;
+  if (widened.size() < static_cast<size_t>(MR * ld)) widened.resize(static_cast<size_t>(MR * ld));
+  const int64_t esize = ep.out_bytes();
+  for (int64_t i = 0; i < m; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, m - i);
+    qwiden_rows_avx2(a + i * lda, lda, mr, kp, widened.data(), ld);
+    qpanel_avx2_w16(widened.data(), ld, mr, panel, kq, n, static_cast<char*>(c) + i * ldc * esize, ldc, ep.offset(i, 0));
   }
 }
 
