@@ -317,6 +317,38 @@ def compare_float(ref, got, names, opts):
     return ok, lines
 
 
+def float_model_fallback(ort, work, ref, got, names, opts):
+    """A quantized model with float outputs (dynamic quantization) away from ORT: ORT's int8 kernel
+    may be the inexact one (its AVX2 u8 x s8 GEMM sums pairs of products in saturating 16-bit
+    vpmaddubsw; fusor's integer sums are exact). Both against the float model it was made from
+    (opts["float_model"]), run by ORT on the same inputs: fusor passes when it is at least as close
+    as ORT, in max and mean. Returns (ok, lines)."""
+    flt = os.path.join(work, "ort-float")
+    ort("disabled", flt, inputs=ref, model=opts["float_model"])
+    return closer_to_float(ref, got, flt, names)
+
+
+def closer_to_float(ref, got, flt, names):
+    """Per output: fusor (got) at least as close as ORT (ref) to the float model's output (flt), in
+    max and in mean absolute difference. Returns (ok, lines)."""
+    import numpy as np
+    ok, lines = True, []
+    for n in names:
+        a, g, f = load_output(ref, n), load_output(got, n), load_output(flt, n)
+        if a is None or g is None or f is None or not (a.shape == g.shape == f.shape):
+            lines.append("%s: no float-model output to compare with" % n)
+            ok = False
+            continue
+        f64 = f.astype(np.float64)
+        da, dg = np.abs(a.astype(np.float64) - f64), np.abs(g.astype(np.float64) - f64)
+        good = bool(dg.max() <= da.max() and dg.mean() <= da.mean())
+        lines.append("%s: against the float model fusor max %g mean %g, ORT max %g mean %g: %s" % (
+            n, dg.max(), dg.mean(), da.max(), da.mean(),
+            "fusor at least as close (ok)" if good else "fusor farther (MISMATCH)"))
+        ok = ok and good
+    return ok, lines
+
+
 def binary_masks(ref):
     """Rewrites each dumped input whose name says it is a mask (in.*mask*.npy) to 0/1 values derived from
     the random ones (at least one 1 per row); returns whether there was one."""
@@ -339,8 +371,8 @@ def check_one(opts, name, path, seed):
     dims = dims_for(name, opts)
     work = tempfile.mkdtemp(prefix="fusor-check-")
     ref, got = os.path.join(work, "ort"), os.path.join(work, "fusor")
-    def ort(level, dump, inputs=None):
-        cmd = ["node", os.path.join(PEER, "ort_peer.js"), path, "--no-save", "--level", level, "--threads", "1",
+    def ort(level, dump, inputs=None, model=path):
+        cmd = ["node", os.path.join(PEER, "ort_peer.js"), model, "--no-save", "--level", level, "--threads", "1",
                "--repeat", "1", "--warmup", "0", "--seed", str(seed), "--dump", dump] + dim_flags(dims)
         cmd += ["--inputs", inputs] if inputs else []
         r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, ORT_PEER_DIR=ORT_DIR))
@@ -377,12 +409,19 @@ def check_one(opts, name, path, seed):
             ort("disabled", own, inputs=ref)
             spread = ort_spread(m, ref, own)
         good, lines = compare_steps(m, ref, got, opts, spread)
+        if not good and opts.get("float_model"):
+            good, more = float_model_fallback(ort, work, ref, got, [o.name for o in m.graph.output], opts)
+            lines += more
         print("%-16s %s (seed %d, within %g steps, level %s; files in %s)" % (
             name, "OK  " if good else "FAIL", seed, opts["steps"], opts["level"], work))
         for line in lines:
             print("    " + line)
         return good
-    good, lines = compare_float(ref, got, [o.name for o in m.graph.output], opts)
+    names = [o.name for o in m.graph.output]
+    good, lines = compare_float(ref, got, names, opts)
+    if not good and opts.get("float_model"):
+        good, more = float_model_fallback(ort, work, ref, got, names, opts)
+        lines += more
     print("%-16s %s (seed %d, rtol %g, level %s; files in %s)" % (name, "OK  " if good else "FAIL", seed,
                                                                  opts["rtol"], opts["level"], work))
     for line in lines:
