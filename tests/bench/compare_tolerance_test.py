@@ -80,5 +80,29 @@ expect("equal int64 passes", ok)
 ok, _ = run(idx, np.array([3, 1, 5], np.int64))
 expect("different int64 fails", not ok)
 
+# A dynamically quantized model away from ORT passes only when it is at least as close to the float
+# model as ORT is, in max and in mean (ORT's AVX2 u8 x s8 kernel saturates; fusor's is exact).
+def closer(ort_arr, fusor_arr, float_arr, name="hidden"):
+    dirs = [tempfile.mkdtemp() for _ in range(3)]
+    for d, arr in zip(dirs, (ort_arr, fusor_arr, float_arr)):
+        if arr is not None:
+            np.save(os.path.join(d, "out.%s.npy" % co.sanitize(name)), arr)
+    return co.closer_to_float(dirs[0], dirs[1], dirs[2], [name])
+
+
+flt = rng.normal(0, 1, (1, 16, 8)).astype(np.float32)
+ort_far = flt + rng.normal(0, 0.04, flt.shape).astype(np.float32)
+fusor_near = flt + rng.normal(0, 0.005, flt.shape).astype(np.float32)
+ok, _ = closer(ort_far, fusor_near, flt)
+expect("fusor closer to the float model than ORT passes", ok)
+ok, _ = closer(fusor_near, ort_far, flt)
+expect("fusor farther from the float model than ORT fails", not ok)
+spike = fusor_near.copy()
+spike[0, 0, 0] += 1.0  # close on average, one element far beyond ORT's worst
+ok, _ = closer(ort_far, spike, flt)
+expect("a larger max error fails even with a smaller mean", not ok)
+ok, _ = closer(ort_far, fusor_near, None)
+expect("a missing float-model output fails", not ok)
+
 print("%d failure(s)" % len(failures) if failures else "all passed")
 sys.exit(1 if failures else 0)
