@@ -43,5 +43,7 @@ void dequantize_run_avx2(const uint8_t* x, bool is_signed, float scale, int32_t 
 bool minmax_run_avx2(const float* x, int64_t n, float& lo, float& hi);
 // y[i] = table[x[i]] for n elements (table: 256 bytes), on machines with AVX512_VBMI.
 void qlookup_run_avx512vbmi(const uint8_t* x, const uint8_t* table, uint8_t* y, int64_t n);
+// The same with AVX2 (vpshufb on 16-entry rows of the table).
+void qlookup_run_avx2(const uint8_t* x, const uint8_t* table, uint8_t* y, int64_t n);
 
 }  // namespace fusor::int8
