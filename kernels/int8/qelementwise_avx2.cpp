@@ -129,7 +129,9 @@ bool minmax_run_avx2(const float* x, int64_t n, float& lo, float& hi) {
     vhi = _mm256_blendv_ps(vhi, _mm256_max_ps(v, vhi), mf);
     nan = _mm256_or_ps(nan, _mm256_and_ps(mf, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
   }
-  // Lanes combined as the scalar loop would take them in turn (acc first: a NaN acc stays).
+  // Lanes combined as the scalar loop would take them in turn (acc first: a NaN acc stays). The
+  // values equal the scalar loop's; only the sign of a zero result may differ when +0 and -0 both
+  // occur (which one comes first depends on the lane split), as on the AVX-512 path.
   alignas(32) float l[8], h[8];
   _mm256_store_ps(l, vlo);
   _mm256_store_ps(h, vhi);
