@@ -15,12 +15,14 @@ inline uint8_t store(float f, float lo, float hi) {
 }
 
 bool use_avx512() { return active_isa() == Isa::Avx512; }
+bool use_avx2() { return active_isa() == Isa::Avx2; }
 
 }  // namespace
 
 void qbinary_run(const QBinaryConsts& q, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, uint8_t* y,
                  int64_t n) {
   if (use_avx512()) return qbinary_run_avx512(q, a, sa, b, sb, y, n);
+  if (use_avx2()) return qbinary_run_avx2(q, a, sa, b, sb, y, n);
   for (int64_t i = 0; i < n; ++i) {
     const float av = load(a + i * sa, q.is_signed), bv = load(b + i * sb, q.is_signed);
     const float f = q.mul ? std::fma((av - q.za) * (bv - q.zb), q.k, q.zy) : std::fma(av, q.ka, std::fma(bv, q.kb, q.c));
@@ -30,6 +32,7 @@ void qbinary_run(const QBinaryConsts& q, const uint8_t* a, int64_t sa, const uin
 
 void quantize_run(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, int64_t n) {
   if (use_avx512()) return quantize_run_avx512(x, scale, zero_point, is_signed, y, n);
+  if (use_avx2()) return quantize_run_avx2(x, scale, zero_point, is_signed, y, n);
   const float lo = is_signed ? -128.0f : 0.0f, hi = is_signed ? 127.0f : 255.0f, z = static_cast<float>(zero_point);
   for (int64_t i = 0; i < n; ++i) {
     const float r = std::nearbyint(x[i] / scale);
@@ -39,6 +42,7 @@ void quantize_run(const float* x, float scale, int32_t zero_point, bool is_signe
 
 bool minmax_run(const float* x, int64_t n, float& lo, float& hi) {
   if (use_avx512()) return minmax_run_avx512(x, n, lo, hi);
+  if (use_avx2()) return minmax_run_avx2(x, n, lo, hi);
   bool nan = false;
   for (int64_t i = 0; i < n; ++i) {
     lo = std::min(lo, x[i]);
@@ -50,6 +54,7 @@ bool minmax_run(const float* x, int64_t n, float& lo, float& hi) {
 
 void dequantize_run(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n) {
   if (use_avx512()) return dequantize_run_avx512(x, is_signed, scale, zero_point, y, n);
+  if (use_avx2()) return dequantize_run_avx2(x, is_signed, scale, zero_point, y, n);
   for (int64_t i = 0; i < n; ++i) {
     const int32_t v = is_signed ? static_cast<int8_t>(x[i]) : x[i];
     y[i] = static_cast<float>(v - zero_point) * scale;

@@ -1,7 +1,7 @@
 // Vectorized loops of the int8 elementwise kernels (internal to kernels/int8): quantized Add/Mul
 // rows, QuantizeLinear and DequantizeLinear on contiguous runs, the range of a float run. Each has
-// a scalar definition and, on AVX-512 machines, a vector one that agrees with it exactly (same
-// float operations per element, rounding to nearest even).
+// a scalar definition and, on AVX-512 and on AVX2 machines, vector ones that agree with it exactly
+// (same float operations per element, rounding to nearest even).
 #pragma once
 #include <cstdint>
 
@@ -35,7 +35,15 @@ void qbinary_run_avx512(const QBinaryConsts& q, const uint8_t* a, int64_t sa, co
 void quantize_run_avx512(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, int64_t n);
 void dequantize_run_avx512(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n);
 bool minmax_run_avx512(const float* x, int64_t n, float& lo, float& hi);
+// The AVX2 (+FMA) versions (same contracts); callers check the ISA.
+void qbinary_run_avx2(const QBinaryConsts& q, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, uint8_t* y,
+                      int64_t n);
+void quantize_run_avx2(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, int64_t n);
+void dequantize_run_avx2(const uint8_t* x, bool is_signed, float scale, int32_t zero_point, float* y, int64_t n);
+bool minmax_run_avx2(const float* x, int64_t n, float& lo, float& hi);
 // y[i] = table[x[i]] for n elements (table: 256 bytes), on machines with AVX512_VBMI.
 void qlookup_run_avx512vbmi(const uint8_t* x, const uint8_t* table, uint8_t* y, int64_t n);
+// The same with AVX2 (vpshufb on 16-entry rows of the table).
+void qlookup_run_avx2(const uint8_t* x, const uint8_t* table, uint8_t* y, int64_t n);
 
 }  // namespace fusor::int8

@@ -39,11 +39,13 @@ void maxpool_row_nhwc_scalar(const Pool2d& g, const uint8_t* x, uint8_t* y, int6
 }
 
 void maxpool_nhwc(const Pool2d& g, const uint8_t* x, uint8_t* y, bool sgn, ThreadPool& pool) {
-  const bool avx512 = active_isa() == Isa::Avx512;
+  const Isa isa = active_isa();
   auto body = [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      if (avx512) {
+      if (isa == Isa::Avx512) {
         maxpool_row_nhwc_avx512(g, x, y, r / g.OH, r % g.OH, sgn);
+      } else if (isa == Isa::Avx2) {
+        maxpool_row_nhwc_avx2(g, x, y, r / g.OH, r % g.OH, sgn);
       } else {
         maxpool_row_nhwc_scalar(g, x, y, r / g.OH, r % g.OH, sgn);
       }

@@ -1,7 +1,8 @@
 // int8::qlookup (kernels/int8/qops.h), the loop of fusor.QLookup: y[i] = table[x[i]] for uint8 X and
 // table[x[i] + 128] for int8 X, on lengths around its 8-byte and 64-byte steps, at offsets that
 // misalign them, serially and split over two threads, on each instruction-set path this machine has
-// (FUSOR_ISA=avx2 takes the byte loop, avx512 the VBMI permutes where the CPU has them).
+// (FUSOR_ISA=scalar takes the byte loop, avx2 the vpshufb rows, avx512 the VBMI permutes where the
+// CPU has them, else the vpshufb rows).
 #include <gtest/gtest.h>
 
 #include <cstdint>
