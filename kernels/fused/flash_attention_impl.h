@@ -162,6 +162,10 @@ constexpr float kLog2e = 1.44269504088896341f;
 // weighted to the relative error, ~2.5e-7 in float arithmetic) and 2^n applied by vscalefps, which
 // gives 0 below the float range: 9 operations where V::exp takes 15 and the -inf select. AVX2: the
 // same with 2^n put in the exponent field (12 operations).
+// 2^f on [-1/2, 1/2]: c[0] + f (c[1] + f (... + f c[5])), the degree-5 fit above.
+inline constexpr float kExp2Poly[6] = {1.0000001192092896f, 0.6931469440460205f,  0.24022120237350464f,
+                                       0.05550713092088699f, 0.009675510227680206f, 0.0013276379322633147f};
+
 template <class V>
 typename V::reg exp2_nonpos(typename V::reg u) {
 #if defined(__AVX512F__)
@@ -169,12 +173,8 @@ typename V::reg exp2_nonpos(typename V::reg u) {
     u = _mm512_max_ps(_mm512_set1_ps(-160.0f), u);
     const __m512 n = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 f = _mm512_sub_ps(u, n);
-    __m512 p = _mm512_set1_ps(0.0013276379322633147f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.009675510227680206f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.05550713092088699f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.24022120237350464f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6931469440460205f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000001192092896f));
+    __m512 p = _mm512_set1_ps(kExp2Poly[5]);
+    for (int i = 4; i >= 0; --i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[i]));
     return _mm512_scalef_ps(p, n);
   }
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -186,12 +186,8 @@ typename V::reg exp2_nonpos(typename V::reg u) {
     u = _mm256_max_ps(_mm256_set1_ps(-127.0f), u);
     const __m256 n = _mm256_round_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m256 f = _mm256_sub_ps(u, n);
-    __m256 p = _mm256_set1_ps(0.0013276379322633147f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.009675510227680206f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.05550713092088699f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.24022120237350464f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.6931469440460205f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0000001192092896f));
+    __m256 p = _mm256_set1_ps(kExp2Poly[5]);
+    for (int i = 4; i >= 0; --i) p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2Poly[i]));
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
   }

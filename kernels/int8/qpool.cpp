@@ -23,16 +23,9 @@ void maxpool_row_nhwc_scalar(const Pool2d& g, const uint8_t* x, uint8_t* y, int6
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     uint8_t* out = y + ((n * g.OH + oh) * g.OW + ow) * g.C;
     std::memset(out, 0, static_cast<size_t>(g.C));
-    for (int64_t i = 0; i < g.kh; ++i) {
-      const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
-      if (ih < 0 || ih >= g.H) continue;
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const int64_t iw = ow * g.sw - g.pad_left + j * g.dw;
-        if (iw < 0 || iw >= g.W) continue;
-        const uint8_t* in = x + ((n * g.H + ih) * g.W + iw) * g.C;
-        for (int64_t c = 0; c < g.C; ++c) out[c] = std::max<uint8_t>(out[c], in[c] ^ flip);
-      }
-    }
+    for_each_tap(g, x, n, oh, ow, [&](const uint8_t* in) {
+      for (int64_t c = 0; c < g.C; ++c) out[c] = std::max<uint8_t>(out[c], in[c] ^ flip);
+    });
     if (flip)
       for (int64_t c = 0; c < g.C; ++c) out[c] ^= flip;
   }

@@ -26,18 +26,7 @@ void maxpool_row_nhwc_avx2(const Pool2d& g, const uint8_t* x, uint8_t* y, int64_
   const __m128i flip16 = _mm_set1_epi8(static_cast<char>(flip));
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     uint8_t* out = y + ((n * g.OH + oh) * g.OW + ow) * g.C;
-    // Each tap's input pixel in turn (taps outside X skipped); `tap(in)` gets the pixel's channels.
-    auto each_tap = [&](auto&& tap) {
-      for (int64_t i = 0; i < g.kh; ++i) {
-        const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
-        if (ih < 0 || ih >= g.H) continue;
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const int64_t iw = ow * g.sw - g.pad_left + j * g.dw;
-          if (iw < 0 || iw >= g.W) continue;
-          tap(x + ((n * g.H + ih) * g.W + iw) * g.C);
-        }
-      }
-    };
+    auto each_tap = [&](auto&& tap) { for_each_tap(g, x, n, oh, ow, tap); };
     if (g.C >= 32) {
       steps(g.C, 32, [&](int64_t c) {
         __m256i best = _mm256_setzero_si256();
