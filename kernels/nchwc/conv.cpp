@@ -87,6 +87,7 @@ NchwcConvWeights::NchwcConvWeights(const float* w, int64_t out_c, int64_t in_c_p
   }
   const int64_t L = plain_input ? C : B;
   steps_ = k_w * k_h * L;
+  half_groups_ = !plain_input && group > 1 && B == 16 && icg == ocg && 8 % icg == 0;
   // The input block range of each output block: the union of its channels' groups.
   std::vector<std::pair<int64_t, int64_t>> range(CBo);
   for (int64_t ob = 0; ob < CBo; ++ob) {
@@ -203,6 +204,8 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
     int64_t o = 1, chunk = 1;
     RowSplit rs;
   };
+  // Half-block tiles for one-block pack groups (w_step = B) of groups inside block halves.
+  const bool half = tk && tk->max_half_r > 0 && w.half_groups_ && (ps == B || ps == 2 * B);
   const int64_t ngroups = static_cast<int64_t>(w.groups_.size());
   std::vector<Plan> plans(w.depthwise_ ? 1 : ngroups);
   if (w.depthwise_) {
@@ -214,7 +217,9 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       int64_t best_score = -1;
       for (int64_t o = g.blocks; o >= 1; --o) {
         if (g.blocks % o != 0) continue;
-        const int64_t r_max = tk ? std::min<int64_t>(kMaxR, tk->max_acc / o) : kMaxR;
+        const int64_t r_max = half && g.blocks == 1 ? tk->max_half_r
+                              : tk                  ? std::min<int64_t>(kMaxR, tk->max_acc / o)
+                                                    : kMaxR;
         if (r_max < 1) continue;
         const RowSplit rs = split_row(r_max);
         const int64_t score = o * OW / rs.nt;  // accumulators in use, on average
@@ -422,8 +427,10 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
             tr.y0 = y + n * out_image + (g.ob0 + o0) * out_plane;
             tr.z0 = ep.residual && tr.a.last ? ep.residual + (tr.y0 - y) : nullptr;
             const int oi = static_cast<int>(o), pi = static_cast<int>(ps);
-            const nchwc_detail::RunFn run_fn = tk ? tk->dense_run(oi, static_cast<int>(p.rs.R), pi) : nullptr;
-            tr.last_tile = tk && last_r(p.rs) != p.rs.R ? tk->dense(oi, static_cast<int>(last_r(p.rs)), pi) : nullptr;
+            const int ri = static_cast<int>(p.rs.R), li = static_cast<int>(last_r(p.rs));
+            const bool h = half && g.blocks == 1;
+            const nchwc_detail::RunFn run_fn = !tk ? nullptr : h ? tk->half_run(ri, pi) : tk->dense_run(oi, ri, pi);
+            tr.last_tile = !tk || li == ri ? nullptr : h ? tk->half(li, pi) : tk->dense(oi, li, pi);
             if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) {
               run_fn(tr);
               if (tr.a.last && !act_in_tile) finish(tr.y0, o, p.rs, a0, a1);

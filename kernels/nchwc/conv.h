@@ -10,7 +10,9 @@
 //
 // Weights (ONNX's OIHW) are packed once: output blocks in groups of up to 4 sharing an input
 // block range (a dense conv: all of them; a grouped conv whose groups are narrower than a block
-// gets the block-diagonal weights of each block, zeros elsewhere); depthwise convs (group = C = M,
+// gets the block-diagonal weights of each block, zeros elsewhere: when its groups never cross the
+// middle of a 16-channel block, icg == ocg dividing 8 as RegNet's group width 8, the AVX2 tiles
+// read only the half of each lane's weights that can be non-zero); depthwise convs (group = C = M,
 // blocked input) have their own per-tap layout. Zeros pad every channel past C and M.
 //
 // The packed weights are one prepacked buffer (kernels/prepack.h) when a Prepacker is given (a
@@ -77,6 +79,8 @@ class NchwcConvWeights {
                          const GemmRun&);
   int64_t out_c_ = 0, in_c_per_group_ = 0, k_h_ = 0, k_w_ = 0, group_ = 1, block_ = 16;
   bool plain_ = false, depthwise_ = false;
+  // Groups inside block halves (icg == ocg dividing 8, B = 16): the half-block tiles apply.
+  bool half_groups_ = false;
   Isa isa_ = Isa::Scalar;
   int64_t steps_ = 0;  // steps per input block: k_w * k_h * lanes (lanes: B, or C for plain input)
   int64_t packed_size_ = 0;

@@ -1,5 +1,6 @@
 // Blocked-convolution tiles compiled for AVX2: a block of 16 channels is two 8-lane registers;
-// 12 accumulator registers (O x R x 2 <= 12) of the 16.
+// 12 accumulator registers (O x R x 2 <= 12) of the 16; half-block tiles of grouped convs with
+// groups inside a block half (1 x R x 2 <= 14, one weight vector).
 #define FUSOR_SIMD_NS nchwc_avx2
 #include "kernels/gemm/simd.h"
 #include "kernels/nchwc/conv_tiles.h"
@@ -12,7 +13,9 @@ TileFn dense(int o, int r, int ps) { return kTable.find(o, r, ps); }
 TileFn depthwise(int r, int ps) { return kTable.find_dw(r, ps); }
 RunFn dense_run(int o, int r, int ps) { return kTable.find_run(o, r, ps); }
 RunFn depthwise_run(int r, int ps) { return kTable.find_dw_run(r, ps); }
-constexpr TileKernels kKernels{6, 6, &dense, &depthwise, &dense_run, &depthwise_run};
+TileFn half(int r, int ps) { return kTable.find_half(r, ps); }
+RunFn half_run(int r, int ps) { return kTable.find_half_run(r, ps); }
+constexpr TileKernels kKernels{6, 6, &dense, &depthwise, &dense_run, &depthwise_run, kTable.kHalfMaxR, &half, &half_run};
 }  // namespace
 
 const TileKernels* tile_kernels_avx2() { return &kKernels; }

@@ -175,16 +175,19 @@ struct DenseTile {
       }
     }
   }
-  static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
-    reg acc[K][R];
+  // The accumulators' start: the bias on a first chunk, else the partial sums in Y.
+  static inline __attribute__((always_inline)) void init(const TileArgs& a, reg (&acc)[K][R]) {
 #pragma GCC unroll 16
     for (int k = 0; k < K; ++k) {
       const int o = k / VB, v = k % VB;
-      const reg init = a.bias ? V::load(a.bias + k * W) : V::zero();
+      const reg b = a.bias ? V::load(a.bias + k * W) : V::zero();
 #pragma GCC unroll 32
-      for (int r = 0; r < R; ++r)
-        acc[k][r] = a.first ? init : V::load(a.y + o * a.y_block_stride + r * B + v * W);
+      for (int r = 0; r < R; ++r) acc[k][r] = a.first ? b : V::load(a.y + o * a.y_block_stride + r * B + v * W);
     }
+  }
+  static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
+    reg acc[K][R];
+    init(a, acc);
     for (int64_t ib = 0; ib < a.nib; ++ib) {
       const float* x = a.x + ib * a.x_ib_stride;
       const float* w = a.w + ib * a.w_ib_stride;
@@ -197,6 +200,70 @@ struct DenseTile {
       }
     }
     if (a.last) return store_last<DenseTile, V>(a, acc);
+    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
+  }
+};
+
+// Half-block tile: a grouped conv whose groups (icg == ocg, dividing 8) never cross the middle of
+// a 16-channel block, on a two-vector block (VB = 2, AVX2). Input lanes 0-7 of a block feed only
+// output lanes 0-7 (the low vector), lanes 8-15 only the high one; the packed weights are the
+// dense tile's block-diagonal ones (one output block: the driver calls it only when w_step = B;
+// zeros off the groups), of which only the half a lane can reach is read: half the FMAs and weight loads of DenseTile<V, 2, 1, R,
+// PS>, whose init and stores it shares. Every segment covers whole taps (steps of B lanes).
+template <class V, int R, int PS>
+struct HalfGroupTile {
+  using reg = typename V::reg;
+  using Dense = DenseTile<V, 2, 1, R, PS>;
+  static constexpr int W = V::kWidth;
+  static constexpr int B = 2 * W;
+  static_assert(W == 8, "a half block is one 8-lane vector");
+
+  template <int LEAD, int TRAIL, bool kMasked>
+  static inline __attribute__((always_inline)) void taps(reg (&acc)[2][R], const float* x, const int32_t* off,
+                                                         const float* w, const Segment& sg) {
+    for (int s = sg.s0; s < sg.s1; s += B) {
+      const float* xs = x + off[s];  // lane l of the tap at xs + l
+      const float* ws = w + s * B;   // lane l's weights at ws + l * B
+#pragma GCC unroll 16
+      for (int l = 0; l < B; ++l) {
+        const int h = l / W;  // the half lane l reaches
+        const reg wv = V::load(ws + l * B + h * W);
+#pragma GCC unroll 32
+        for (int r = LEAD; r < R - TRAIL; ++r) {
+          if (kMasked && (r < sg.lead || r >= R - sg.trail)) continue;
+          acc[h][r] = V::fma(V::set1(xs[r * PS + l]), wv, acc[h][r]);
+        }
+      }
+    }
+  }
+
+  static void run(const TileArgs& a) { tile(a); }
+  static void run_tiles(const TileRun& tr) {
+    for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
+      if (r == R) tile(a);
+      else tr.last_tile(a);
+    });
+  }
+
+  template <bool kResidual, class F>
+  static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[2][R], F f) {
+    Dense::template store<kResidual>(a, acc, f);
+  }
+  static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
+    reg acc[2][R];
+    Dense::init(a, acc);
+    for (int64_t ib = 0; ib < a.nib; ++ib) {
+      const float* x = a.x + ib * a.x_ib_stride;
+      const float* w = a.w + ib * a.w_ib_stride;
+      for (int i = 0; i < a.nseg; ++i) {
+        const Segment& sg = a.seg[i];
+        if (sg.lead == 0 && sg.trail == 0) taps<0, 0, false>(acc, x, a.off, w, sg);
+        else if (sg.lead == 1 && sg.trail == 0) taps<1, 0, false>(acc, x, a.off, w, sg);
+        else if (sg.lead == 0 && sg.trail == 1) taps<0, 1, false>(acc, x, a.off, w, sg);
+        else taps<0, 0, true>(acc, x, a.off, w, sg);
+      }
+    }
+    if (a.last) return store_last<HalfGroupTile, V>(a, acc);
     store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
   }
 };

@@ -96,6 +96,13 @@ struct TileKernels {
   TileFn (*depthwise)(int r, int ps) = nullptr;
   RunFn (*dense_run)(int o, int r, int ps) = nullptr;  // runs of tiles of R = r pixels
   RunFn (*depthwise_run)(int r, int ps) = nullptr;
+  // Half-block tiles (conv_impl.h HalfGroupTile): one output block of a grouped conv whose groups
+  // (icg == ocg, dividing 8) stay inside one half of a block, block-diagonal weights with
+  // w_step = B, blocked input at pixel stride 16 or 32; r <= max_half_r. Null (0) when the ISA
+  // has none (AVX-512: a block is one vector).
+  int max_half_r = 0;
+  TileFn (*half)(int r, int ps) = nullptr;
+  RunFn (*half_run)(int r, int ps) = nullptr;
 };
 
 const TileKernels* tile_kernels_avx512();

@@ -1,6 +1,7 @@
 // Internal: the table of compiled dense tiles of one ISA, built from conv_impl.h's DenseTile for
 // every (O, R) within the register budget (O * R * VB accumulator vectors <= kAccVectors) and
-// every pixel stride the driver uses. Include only from the per-ISA files, after conv_impl.h.
+// every pixel stride the driver uses, its depthwise tiles and, on two-vector blocks (AVX2), its
+// half-block tiles (HalfGroupTile). Include only from the per-ISA files, after conv_impl.h.
 #pragma once
 #include <utility>
 
@@ -26,6 +27,17 @@ struct ConvTileTable {
   nchwc_detail::RunFn run[kNumPixelStrides][nchwc_detail::kMaxO + 1][nchwc_detail::kMaxR + 1] = {};
   nchwc_detail::TileFn dw[2][nchwc_detail::kMaxR + 1] = {};  // pixel strides 16 and 32
   nchwc_detail::RunFn dw_run[2][nchwc_detail::kMaxR + 1] = {};
+  // Half-block tiles (HalfGroupTile), pixel strides 16 and 32: two-vector blocks of 8 lanes only
+  // (AVX2), R up to kHalfMaxR (2 R accumulators, a weight vector and a broadcast in 16 registers).
+  static constexpr bool kHalf = VB == 2 && V::kWidth == 8;
+  static constexpr int kHalfMaxR = kHalf ? 7 : 0;
+  nchwc_detail::TileFn half[2][nchwc_detail::kMaxR + 1] = {};
+  nchwc_detail::RunFn half_run[2][nchwc_detail::kMaxR + 1] = {};
+  template <int P, int... Rs>
+  constexpr void fill_half(std::integer_sequence<int, Rs...>) {
+    ((half[P][Rs + 1] = &HalfGroupTile<V, Rs + 1, kPixelStrides[P]>::run), ...);
+    ((half_run[P][Rs + 1] = &HalfGroupTile<V, Rs + 1, kPixelStrides[P]>::run_tiles), ...);
+  }
 
   template <int P, int R>
   static constexpr nchwc_detail::TileFn one_dw() {
@@ -70,6 +82,10 @@ struct ConvTileTable {
     fill_p(std::make_integer_sequence<int, kNumPixelStrides>{});
     fill_dw<0>(std::make_integer_sequence<int, nchwc_detail::kMaxR>{});
     fill_dw<1>(std::make_integer_sequence<int, nchwc_detail::kMaxR>{});
+    if constexpr (kHalf) {
+      fill_half<0>(std::make_integer_sequence<int, kHalfMaxR>{});
+      fill_half<1>(std::make_integer_sequence<int, kHalfMaxR>{});
+    }
   }
 
   nchwc_detail::TileFn find(int o, int r, int ps) const {
@@ -86,6 +102,16 @@ struct ConvTileTable {
     const int p = pixel_stride_index(ps);
     if (p < 0 || p > 1 || r < 1 || r > nchwc_detail::kMaxR) return nullptr;
     return dw_run[p][r];
+  }
+  nchwc_detail::TileFn find_half(int r, int ps) const {
+    const int p = pixel_stride_index(ps);
+    if (p < 0 || p > 1 || r < 1 || r > kHalfMaxR) return nullptr;
+    return half[p][r];
+  }
+  nchwc_detail::RunFn find_half_run(int r, int ps) const {
+    const int p = pixel_stride_index(ps);
+    if (p < 0 || p > 1 || r < 1 || r > kHalfMaxR) return nullptr;
+    return half_run[p][r];
   }
   nchwc_detail::TileFn find_dw(int r, int ps) const {
     const int p = pixel_stride_index(ps);
