@@ -314,6 +314,8 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
   // parameters there.)
   if (depthwise_ && isa == Int8Isa::Avx512Vnni && !spec.dynamic)
     dw4_ = QDepthwise4(OC, spec.k_h, spec.k_w, dw_weights_.data(), dw_stride_, epilogue_, spec.signed_act);
+  if (depthwise_ && (isa == Int8Isa::Avx2 || isa == Int8Isa::AvxVnni))
+    dw_avx2_ = QDepthwiseAvx2(OC, spec.k_h * spec.k_w, dw_weights_.data(), dw_stride_);
   if (spec.residual) {
     // y = round((t - cz) * cs / ys + (z - zz) * zs / ys) + yz, t the conv's quantized output.
     e.res_t = spec.conv.scale / spec.y.scale;
@@ -423,7 +425,13 @@ void QConvWeights::run_depthwise(const Conv2dShape& s, const uint8_t* x, const Q
     return;
   }
   auto fn = isa_ == Int8Isa::Avx512Vnni ? qdepthwise_avx512 : qdepthwise_scalar;
-  auto body = [&](int64_t r0, int64_t r1) { fn(a, r0, r1); };
+  auto body = [&](int64_t r0, int64_t r1) {
+    if (!dw_avx2_.empty()) {
+      qdepthwise_avx2(a, dw_avx2_, r0, r1);
+    } else {
+      fn(a, r0, r1);
+    }
+  };
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.out_w * s.out_c * s.k_h * s.k_w));
   if (pool && rows > 1) {
     pool->parallel_for(rows, body, grain);

@@ -5,7 +5,7 @@
 // Paths: depthwise (group == C == OC): a direct loop over output pixels, vectorized over channels
 // (kernels/int8/qdepthwise.h: AVX512-VNNI with four taps per vpdpbusd when the weights fit int8,
 // one band of output rows per thread; else vpdpwssd on
-// widened bytes; scalar otherwise). Everything else on the int8 GEMM core
+// widened bytes; on AVX2 and AVX-VNNI vpmaddwd on bytes widened to int16; scalar otherwise). Everything else on the int8 GEMM core
 // (kernels/int8/qgemm.h) with pixels as rows and output channels as columns: a 1x1, stride 1,
 // unpadded conv reads X in place (C % 4 == 0). On AVX512-VNNI, with one group, C % 4 == 0 and
 // no weight zero points, the GEMM is implicit: X is copied once with its pads (X's zero point;
@@ -23,7 +23,7 @@
 // only per call, so the weights are prepared without them (spec.x and spec.y unused) and run_float
 // computes the per-channel constants of each call (the zero-point terms, x_scale * w_scale) and
 // writes float NHWC through the F32 epilogue; uint8 X only. A depthwise conv takes the vpdpwssd
-// (AVX512-VNNI) or scalar depthwise kernel: the four-tap one keeps the epilogue's constants.
+// (AVX512-VNNI), AVX2 or scalar depthwise kernel: the four-tap one keeps the epilogue's constants.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -103,6 +103,7 @@ class QConvWeights {
   std::vector<int32_t> dw_weights_;        // depthwise: [tap][C rounded to 16], zero point removed
   int64_t dw_stride_ = 0;
   QDepthwise4 dw4_;                        // depthwise, AVX512-VNNI, weights that fit int8
+  QDepthwiseAvx2 dw_avx2_;                 // depthwise, AVX2 and AVX-VNNI
   QEpilogue epilogue_;                     // the per-channel arrays above, plus clamps and residual factors
 };
 

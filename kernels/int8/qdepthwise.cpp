@@ -71,4 +71,17 @@ QDepthwise4::QDepthwise4(int64_t C, int64_t kh_n, int64_t kw_n, const int32_t* w
       }
 }
 
+QDepthwiseAvx2::QDepthwiseAvx2(int64_t C, int64_t taps_n, const int32_t* weights, int64_t stride)
+    : channels(C), blocks((C + 15) / 16), taps(taps_n) {
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t c = 0; c < C; ++c)
+      if (weights[t * stride + c] < -32767 || weights[t * stride + c] > 32767) return;  // empty()
+  w.assign(static_cast<size_t>(blocks * taps * 32), 0);
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t b = c / 16, lane = c % 16, parity = c % 2;
+      w[static_cast<size_t>(((b * taps + t) * 2 + parity) * 16 + lane)] = static_cast<int16_t>(weights[t * stride + c]);
+    }
+}
+
 }  // namespace fusor::int8

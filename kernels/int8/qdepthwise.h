@@ -13,6 +13,12 @@
 // whose window covers that input row (a ring of them per thread), so a 3x3 kernel costs 3
 // vpdpbusd per 16 outputs. The weights and the epilogue's per-channel constants are stored in the
 // same channel order, and the packs that turn 4 vectors of int32 into 64 bytes undo it.
+//
+// One AVX2 form (Avx2 and AvxVnni machines), qdepthwise_avx2: 16 channels of a tap's pixel widened
+// to int16 (vpmovzxbw / vpmovsxbw) and multiplied by two vpmaddwd against the tap's weights as
+// int16 with every other lane 0 (QDepthwiseAvx2 below), so each 32-bit lane gets exactly one
+// product x * w of one channel, even channels in one accumulator and odd ones in the other. Exact
+// for any weights that fit int16 (no 16-bit pair sums: vpmaddubsw's would saturate).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -60,5 +66,22 @@ struct QDepthwise4 {
 // bytes of scratch (64-byte aligned), owned by the calling thread for the call.
 void qdepthwise4_avx512(const QDepthwiseArgs& a, const QDepthwise4& q, int64_t block, int64_t row0, int64_t row1,
                         uint8_t* ring);
+
+// The weights of qdepthwise_avx2, made once per conv: per block of 16 channels and per tap two
+// vectors of 16 int16, `even` holding w[c] in lane c % 16 for the block's even channels (0 in the
+// odd lanes) and `odd` the odd channels' (0 in the even lanes); channels past C are 0.
+struct QDepthwiseAvx2 {
+  int64_t channels = 0, blocks = 0, taps = 0;
+  std::vector<int16_t> w;  // [block][tap][even, odd][16]
+
+  // From [tap][stride] int32 weights (zero point removed); empty() when a weight does not fit int16.
+  QDepthwiseAvx2(int64_t channels, int64_t taps, const int32_t* weights, int64_t stride);
+  QDepthwiseAvx2() = default;
+  bool empty() const { return w.empty(); }
+};
+
+// Output rows [row0, row1), as qdepthwise_scalar (a.weights unused: q holds them; q.taps ==
+// k_h * k_w and q.channels == C). Allocates its own small scratch (a row's tap pointers).
+void qdepthwise_avx2(const QDepthwiseArgs& a, const QDepthwiseAvx2& q, int64_t row0, int64_t row1);
 
 }  // namespace fusor::int8

@@ -74,6 +74,26 @@ struct QEpilogueAvx2 {
     }
   }
 
+  // Whether store16 may finish both vectors: both full, bytes out, no residual, no row sums.
+  bool packs16() const {
+    return width[0] == 8 && width[1] == 8 && (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) &&
+           !ep.residual && !ep.row_sums;
+  }
+  // store() of vectors 0 and 1 of row r when packs16(), as one 16-byte store (the same arithmetic).
+  void store16(__m256i acc0, __m256i acc1, int64_t r, void* c, int64_t ldc) const {
+    auto quantize = [&](__m256i acc, int v) {
+      __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc, off[v])), mul[v], add[v]);
+      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+      return _mm256_cvtps_epi32(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    };
+    const __m256i q0 = quantize(acc0, 0), q1 = quantize(acc1, 1);
+    // packs works within 128-bit lanes: [q0 lo, q1 lo | q0 hi, q1 hi] as int16, put back in order.
+    const __m256i p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+    const __m128i a = _mm256_castsi256_si128(p16), b = _mm256_extracti128_si256(p16, 1);
+    const __m128i p8 = ep.out == QEpilogue::Out::S8 ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(c) + r * ldc), p8);
+  }
+
   static __m256i load_i32(const int32_t* p, int w) {
     if (w == 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     alignas(32) int32_t tmp[8] = {};
