@@ -23,7 +23,7 @@ void maxpool_row_nhwc_scalar(const Pool2d& g, const uint8_t* x, uint8_t* y, int6
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     uint8_t* out = y + ((n * g.OH + oh) * g.OW + ow) * g.C;
     std::memset(out, 0, static_cast<size_t>(g.C));
-    for_each_tap(g, x, n, oh, ow, [&](const uint8_t* in) {
+    for_each_nhwc_tap(g, x, n, oh, ow, [&](const uint8_t* in) {
       for (int64_t c = 0; c < g.C; ++c) out[c] = std::max<uint8_t>(out[c], in[c] ^ flip);
     });
     if (flip)
@@ -58,16 +58,10 @@ void maxpool_nchw(const Pool2d& g, const uint8_t* x, uint8_t* y, bool sgn) {
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         int best = lowest;
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t j = 0; j < g.kw; ++j) {
-            const int64_t iw = ow * g.sw - g.pad_left + j * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            const uint8_t v = x[(nc * g.H + ih) * g.W + iw];
-            best = std::max(best, sgn ? static_cast<int>(static_cast<int8_t>(v)) : static_cast<int>(v));
-          }
-        }
+        for_each_tap(g, oh, ow, [&](int64_t ih, int64_t iw) {
+          const uint8_t v = x[(nc * g.H + ih) * g.W + iw];
+          best = std::max(best, sgn ? static_cast<int>(static_cast<int8_t>(v)) : static_cast<int>(v));
+        });
         y[(nc * g.OH + oh) * g.OW + ow] = static_cast<uint8_t>(best);
       }
 }

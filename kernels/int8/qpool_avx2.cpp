@@ -26,7 +26,7 @@ void maxpool_row_nhwc_avx2(const Pool2d& g, const uint8_t* x, uint8_t* y, int64_
   const __m128i flip16 = _mm_set1_epi8(static_cast<char>(flip));
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     uint8_t* out = y + ((n * g.OH + oh) * g.OW + ow) * g.C;
-    auto each_tap = [&](auto&& tap) { for_each_tap(g, x, n, oh, ow, tap); };
+    auto each_tap = [&](auto&& tap) { for_each_nhwc_tap(g, x, n, oh, ow, tap); };
     if (g.C >= 32) {
       steps(g.C, 32, [&](int64_t c) {
         __m256i best = _mm256_setzero_si256();

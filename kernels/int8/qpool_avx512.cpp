@@ -12,7 +12,7 @@ void maxpool_row_nhwc_avx512(const Pool2d& g, const uint8_t* x, uint8_t* y, int6
       const int64_t left = g.C - c;
       const __mmask64 m = left >= 64 ? ~0ULL : (1ULL << left) - 1;
       __m512i best = _mm512_setzero_si512();
-      for_each_tap(g, x, n, oh, ow, [&](const uint8_t* in) {
+      for_each_nhwc_tap(g, x, n, oh, ow, [&](const uint8_t* in) {
         best = _mm512_max_epu8(best, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, in + c), flip));
       });
       _mm512_mask_storeu_epi8(out + c, m, _mm512_xor_si512(best, flip));
