@@ -3,11 +3,12 @@
 // saturate once 2 * 255 * |w| > 32767 (weights beyond +-64). Tiles of 6 rows x 16 columns (12
 // accumulators, the two B vectors of a pair and one A broadcast: 15 of the 16 YMM registers).
 //
-// Each tile's 6 rows of A are first widened to uint16 (vpmovzxbw, 16 bytes per step) into a
-// per-thread buffer, so that a pair of k of a row is one 32-bit broadcast load: per pair and row
-// 2 vpmaddwd and 2 vpaddd for 32 products and no other ALU work. The widening costs about one
-// operation per 16 bytes per panel, against ~2.5 per byte of GEMM work (bench/qconv_bench: the
-// in-register alternative, a vpshufb per broadcast, was ~25% slower).
+// A is read widened to uint16 (qwiden_rows_avx2: vpmovzxbw, 16 bytes per step), so that a pair
+// of k of a row is one 32-bit broadcast load: per pair and row 2 vpmaddwd and 2 vpaddd for 32
+// products and no other ALU work. qgemm_rows and qgemm widen a row block once for all the panels
+// that read it (qpanel_avx2_w16); qpanel_avx2 (one panel) widens 6 rows at a time itself. The
+// in-register alternative, a vpshufb per broadcast of the raw bytes, measured 4-26% slower on the
+// ResNet-18 and MobileNet layers of bench/qconv_bench (6% faster on the 7x7 stem, K = 147).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -66,18 +67,17 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     const uint16_t* w16 = a + i * lda;
-    const int64_t ld = lda;
     __m256i acc[6][2] = {};  // (every row used is zeroed by panel_rows: this is for the compiler)
     if (mr == 6) {
-      panel_rows<6>(w16, ld, panel, kq, acc);
+      panel_rows<6>(w16, lda, panel, kq, acc);
     } else if (mr >= 4) {
-      panel_rows<4>(w16, ld, panel, kq, acc);
-      if (mr == 5) panel_rows<1>(w16 + 4 * ld, ld, panel, kq, acc + 4);
+      panel_rows<4>(w16, lda, panel, kq, acc);
+      if (mr == 5) panel_rows<1>(w16 + 4 * lda, lda, panel, kq, acc + 4);
     } else if (mr >= 2) {
-      panel_rows<2>(w16, ld, panel, kq, acc);
-      if (mr == 3) panel_rows<1>(w16 + 2 * ld, ld, panel, kq, acc + 2);
+      panel_rows<2>(w16, lda, panel, kq, acc);
+      if (mr == 3) panel_rows<1>(w16 + 2 * lda, lda, panel, kq, acc + 2);
     } else {
-      panel_rows<1>(w16, ld, panel, kq, acc);
+      panel_rows<1>(w16, lda, panel, kq, acc);
     }
     const QEpilogue e0 = ep.offset(i, 0);
     QEpilogueAvx2 e(e0, n);
