@@ -84,6 +84,14 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) e.load_column(v);
     char* ci = static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize);
+    if (e.packs16()) {  // 16 requantized bytes per row in one store
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        if (r >= mr) break;
+        e.store16(acc[r][0], acc[r][1], r, ci, ldc);
+      }
+      continue;
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
       if (r >= mr) break;
