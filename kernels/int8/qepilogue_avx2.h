@@ -74,15 +74,24 @@ struct QEpilogueAvx2 {
     }
   }
 
-  // Whether store16 may finish both vectors: both full, bytes out, no residual, no row sums.
+  // Whether store16 may finish both vectors: both full, bytes out, no row sums.
   bool packs16() const {
     return width[0] == 8 && width[1] == 8 && (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) &&
-           !ep.residual && !ep.row_sums;
+           !ep.row_sums;
   }
-  // store() of vectors 0 and 1 of row r when packs16(), as one 16-byte store (the same arithmetic).
+  // store() of vectors 0 and 1 of row r when packs16(), as one 16-byte store (the same arithmetic,
+  // the residual's 16 bytes read at once).
   void store16(__m256i acc0, __m256i acc1, int64_t r, void* c, int64_t ldc) const {
+    __m128i res = _mm_setzero_si128();
+    if (ep.residual) res = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ep.residual + r * ep.residual_ld));
     auto quantize = [&](__m256i acc, int v) {
       __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc, off[v])), mul[v], add[v]);
+      if (ep.residual) {
+        const __m256 t = _mm256_round_ps(_mm256_min_ps(_mm256_max_ps(f, clo), chi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m128i r8 = v == 0 ? res : _mm_srli_si128(res, 8);
+        const __m256i ri = ep.out == QEpilogue::Out::S8 ? _mm256_cvtepi8_epi32(r8) : _mm256_cvtepu8_epi32(r8);
+        f = _mm256_fmadd_ps(t, rt, _mm256_fmadd_ps(_mm256_cvtepi32_ps(ri), rz, rc));
+      }
       f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
       return _mm256_cvtps_epi32(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     };
