@@ -9,7 +9,7 @@ namespace {
 using V = simd_avx2::V256;
 // 6x16: 12 accumulators + 2 B vectors + 1 broadcast of the 16 YMM registers.
 constexpr GemmKernelSet kSets[] = {
-    {Isa::Avx2, "avx2_6x16", 6, 16, 1.0, 120, 512, 256, &simd_avx2::macro<V, 6, 2>, &simd_avx2::apply_epilogue<V>},
+    {Isa::Avx2, "avx2_6x16", 6, 16, 1.0, 120, 256, 384, &simd_avx2::macro<V, 6, 2>, &simd_avx2::apply_epilogue<V>},
 };
 }  // namespace
 
