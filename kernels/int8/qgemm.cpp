@@ -26,7 +26,7 @@ QPanelFn panel_fn(Int8Isa isa) {
   switch (isa) {
     case Int8Isa::Avx512Vnni: return qpanel_avx512vnni;
     case Int8Isa::AvxVnni: return qpanel_avxvnni;
-    case Int8Isa::Avx2: return qpanel_avx2;
+    case Int8Isa::Avx2: return nullptr;  // reads A widened: qwiden_rows_avx2 + qpanel_avx2_w16
     case Int8Isa::Scalar: break;
   }
   return qpanel_scalar;
@@ -190,7 +190,7 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
   const QPanelFn fn = panel_fn(b.isa());
   const int64_t esize = ep.out_bytes();
   p1 = std::min(p1, b.panels());
-  if (b.isa() == Int8Isa::Avx2 && p1 - p0 > 1) {
+  if (b.isa() == Int8Isa::Avx2) {
     // Rows widened to uint16 once for all the panels, in runs that keep them in L2.
     const int64_t kp = b.kp(), ld = avx2_widened_ld(kp), run = avx2_widened_rows(kp);
     uint16_t* w = avx2_widened_buffer(std::min(run, m) * ld);
@@ -232,7 +232,7 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   const int64_t esize = ep.out_bytes();
   // AVX2 widens a task's rows to uint16 once for a group of panels (qgemm_rows above); the other
   // paths read A as it is, one panel per task.
-  const bool widen = b.isa() == Int8Isa::Avx2 && b.panels() > 1;
+  const bool widen = b.isa() == Int8Isa::Avx2;
   // Rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile; AVX2's 6-row).
   const int64_t rb = widen ? std::min<int64_t>(96, avx2_widened_rows(b.kp())) : 96;
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();

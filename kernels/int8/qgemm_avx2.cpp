@@ -6,14 +6,13 @@
 // A is read widened to uint16 (qwiden_rows_avx2: vpmovzxbw, 16 bytes per step), so that a pair
 // of k of a row is one 32-bit broadcast load: per pair and row 2 vpmaddwd and 2 vpaddd for 32
 // products and no other ALU work. qgemm_rows and qgemm widen a row block once for all the panels
-// that read it (qpanel_avx2_w16); qpanel_avx2 (one panel) widens 6 rows at a time itself. The
+// that read it (qwiden_rows_avx2, then qpanel_avx2_w16 per panel). The
 // in-register alternative, a vpshufb per broadcast of the raw bytes, measured 4-26% slower on the
 // ResNet-18 and MobileNet layers of bench/qconv_bench (6% faster on the 7x7 stem, K = 147).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "kernels/int8/qepilogue_avx2.h"
 #include "kernels/int8/qgemm_kernels.h"
@@ -63,7 +62,7 @@ void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                      int64_t ldc, const QEpilogue& ep) {
   constexpr int MR = 6, NV = 2;
-  const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
+  const int64_t esize = ep.out_bytes();
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     const uint16_t* w16 = a + i * lda;
@@ -83,7 +82,7 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
     QEpilogueAvx2 e(e0, n);
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) e.load_column(v);
-    char* ci = static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize);
+    char* ci = static_cast<char*>(c) + i * ldc * esize;
     if (e.packs16()) {  // 16 requantized bytes per row in one store
 #pragma GCC unroll 6
       for (int r = 0; r < MR; ++r) {
@@ -98,22 +97,6 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) e.store(acc[r][v], r, v, ci, ldc);
     }
-  }
-}
-
-void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
-                 int64_t ldc, const QEpilogue& ep) {
-  // Six rows at a time widened into a per-thread buffer (callers that run several panels over the
-  // same rows widen them once: qwiden_rows_avx2 and qpanel_avx2_w16).
-  constexpr int64_t MR = 6;
-  const int64_t kp = 4 * kq, ld = (kp + 15) / 16 * 16;
-  thread_local std::vector<uint16_t> widened;
-  if (widened.size() < static_cast<size_t>(MR * ld)) widened.resize(static_cast<size_t>(MR * ld));
-  const int64_t esize = ep.out_bytes();
-  for (int64_t i = 0; i < m; i += MR) {
-    const int64_t mr = std::min<int64_t>(MR, m - i);
-    qwiden_rows_avx2(a + i * lda, lda, mr, kp, widened.data(), ld);
-    qpanel_avx2_w16(widened.data(), ld, mr, panel, kq, n, static_cast<char*>(c) + i * ldc * esize, ldc, ep.offset(i, 0));
   }
 }
 

@@ -18,11 +18,8 @@ int qpanel_cols(Int8Isa isa);
 
 void qpanel_scalar(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                    int64_t ldc, const QEpilogue& ep);
-void qpanel_avx2(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
-                 int64_t ldc, const QEpilogue& ep);
-// AVX2 on A already widened to uint16 (rows lda elements apart, 4 * kq readable), and the widening
-// (kp bytes per row, kp a multiple of 4): callers running several panels over the same rows widen
-// them once instead of once per panel.
+// AVX2 reads A widened to uint16 (rows lda elements apart, 4 * kq readable): the widening (kp bytes
+// per row, kp a multiple of 4) runs once per block of rows for all the panels that read it.
 void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                      int64_t ldc, const QEpilogue& ep);
 void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint16_t* w, int64_t ldw);

@@ -7,22 +7,8 @@
 
 namespace fusor::int8 {
 
-// Calls tap(ih, iw) for each input position in output pixel (oh, ow)'s window, taps outside X
-// skipped, in row-major window order.
-template <class Tap>
-inline void for_each_tap(const Pool2d& g, int64_t oh, int64_t ow, Tap&& tap) {
-  for (int64_t i = 0; i < g.kh; ++i) {
-    const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
-    if (ih < 0 || ih >= g.H) continue;
-    for (int64_t j = 0; j < g.kw; ++j) {
-      const int64_t iw = ow * g.sw - g.pad_left + j * g.dw;
-      if (iw < 0 || iw >= g.W) continue;
-      tap(ih, iw);
-    }
-  }
-}
-
-// The same with the address of each tap's NHWC pixel (its C channels) in image n.
+// for_each_tap (kernels/pool/pool2d.h) with the address of each tap's NHWC pixel (its C channels)
+// in image n.
 template <class Tap>
 inline void for_each_nhwc_tap(const Pool2d& g, const uint8_t* x, int64_t n, int64_t oh, int64_t ow, Tap&& tap) {
   for_each_tap(g, oh, ow, [&](int64_t ih, int64_t iw) { tap(x + ((n * g.H + ih) * g.W + iw) * g.C); });

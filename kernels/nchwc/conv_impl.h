@@ -79,6 +79,38 @@ inline __attribute__((always_inline)) void for_each_tile(const TileRun& tr, Tile
   }
 }
 
+// A tile type T's run of tiles of R pixels: T::tile on full tiles, the run's last_tile on a row's
+// shorter last one.
+template <class T, int R>
+inline void run_tiles_of(const TileRun& tr) {
+  for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
+    if (r == R) T::tile(a);
+    else tr.last_tile(a);
+  });
+}
+
+// A dense-like tile's chunk after its accumulators' start: every segment of every input block of
+// the chunk through T::segment<LEAD, TRAIL, kMasked>(acc, x, w, a, sg) (unmasked forms for the
+// edges most tiles have: none, one pixel left, one pixel right), then the store (store_last's on
+// the last chunk, the plain partial sums otherwise).
+template <class T, class V, class Acc>
+inline __attribute__((always_inline)) void chunk_and_store(const TileArgs& a, Acc& acc) {
+  using reg = typename V::reg;
+  for (int64_t ib = 0; ib < a.nib; ++ib) {
+    const float* x = a.x + ib * a.x_ib_stride;
+    const float* w = a.w + ib * a.w_ib_stride;
+    for (int i = 0; i < a.nseg; ++i) {
+      const Segment& sg = a.seg[i];
+      if (sg.lead == 0 && sg.trail == 0) T::template segment<0, 0, false>(acc, x, w, a, sg);
+      else if (sg.lead == 1 && sg.trail == 0) T::template segment<1, 0, false>(acc, x, w, a, sg);
+      else if (sg.lead == 0 && sg.trail == 1) T::template segment<0, 1, false>(acc, x, w, a, sg);
+      else T::template segment<0, 0, true>(acc, x, w, a, sg);
+    }
+  }
+  if (a.last) return store_last<T, V>(a, acc);
+  T::template store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
+}
+
 // acc += broadcast(*x) * w. On AVX-512, when the tile's accumulators and weights take every
 // register, as one FMA with an embedded broadcast ({1to16}): the compiler would otherwise load the
 // broadcast once into a 33rd register for the O FMAs that share it and spill an accumulator.
@@ -148,13 +180,16 @@ struct DenseTile {
     }
   }
 
-  static void run(const TileArgs& a) { tile(a); }
-  static void run_tiles(const TileRun& tr) {
-    for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
-      if (r == R) tile(a);
-      else tr.last_tile(a);
-    });
+  // One segment's steps (chunk_and_store).
+  template <int LEAD, int TRAIL, bool kMasked>
+  static inline __attribute__((always_inline)) void segment(reg (&acc)[K][R], const float* x, const float* w,
+                                                            const TileArgs& a, const Segment& sg) {
+    if constexpr (kMasked) steps_masked(acc, x, a.off, w, a.w_step, sg);
+    else steps<LEAD, TRAIL>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
   }
+
+  static void run(const TileArgs& a) { tile(a); }
+  static void run_tiles(const TileRun& tr) { run_tiles_of<DenseTile, R>(tr); }
 
   // The tile's store, each vector through f, after adding the residual when kResidual (a last
   // chunk: f is the clamp or the activation, in registers). The fields are read once into locals:
@@ -188,19 +223,7 @@ struct DenseTile {
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[K][R];
     init(a, acc);
-    for (int64_t ib = 0; ib < a.nib; ++ib) {
-      const float* x = a.x + ib * a.x_ib_stride;
-      const float* w = a.w + ib * a.w_ib_stride;
-      for (int i = 0; i < a.nseg; ++i) {
-        const Segment& sg = a.seg[i];
-        if (sg.lead == 0 && sg.trail == 0) steps<0, 0>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
-        else if (sg.lead == 1 && sg.trail == 0) steps<1, 0>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
-        else if (sg.lead == 0 && sg.trail == 1) steps<0, 1>(acc, x, a.off, w, a.w_step, sg.s0, sg.s1);
-        else steps_masked(acc, x, a.off, w, a.w_step, sg);
-      }
-    }
-    if (a.last) return store_last<DenseTile, V>(a, acc);
-    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
+    chunk_and_store<DenseTile, V>(a, acc);
   }
 };
 
@@ -218,11 +241,12 @@ struct HalfGroupTile {
   static constexpr int B = 2 * W;
   static_assert(W == 8, "a half block is one 8-lane vector");
 
+  // One segment's taps (chunk_and_store).
   template <int LEAD, int TRAIL, bool kMasked>
-  static inline __attribute__((always_inline)) void taps(reg (&acc)[2][R], const float* x, const int32_t* off,
-                                                         const float* w, const Segment& sg) {
+  static inline __attribute__((always_inline)) void segment(reg (&acc)[2][R], const float* x, const float* w,
+                                                            const TileArgs& a, const Segment& sg) {
     for (int s = sg.s0; s < sg.s1; s += B) {
-      const float* xs = x + off[s];  // lane l of the tap at xs + l
+      const float* xs = x + a.off[s];  // lane l of the tap at xs + l
       const float* ws = w + s * B;   // lane l's weights at ws + l * B
 #pragma GCC unroll 16
       for (int l = 0; l < B; ++l) {
@@ -238,12 +262,7 @@ struct HalfGroupTile {
   }
 
   static void run(const TileArgs& a) { tile(a); }
-  static void run_tiles(const TileRun& tr) {
-    for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
-      if (r == R) tile(a);
-      else tr.last_tile(a);
-    });
-  }
+  static void run_tiles(const TileRun& tr) { run_tiles_of<HalfGroupTile, R>(tr); }
 
   template <bool kResidual, class F>
   static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[2][R], F f) {
@@ -252,19 +271,7 @@ struct HalfGroupTile {
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     reg acc[2][R];
     Dense::init(a, acc);
-    for (int64_t ib = 0; ib < a.nib; ++ib) {
-      const float* x = a.x + ib * a.x_ib_stride;
-      const float* w = a.w + ib * a.w_ib_stride;
-      for (int i = 0; i < a.nseg; ++i) {
-        const Segment& sg = a.seg[i];
-        if (sg.lead == 0 && sg.trail == 0) taps<0, 0, false>(acc, x, a.off, w, sg);
-        else if (sg.lead == 1 && sg.trail == 0) taps<1, 0, false>(acc, x, a.off, w, sg);
-        else if (sg.lead == 0 && sg.trail == 1) taps<0, 1, false>(acc, x, a.off, w, sg);
-        else taps<0, 0, true>(acc, x, a.off, w, sg);
-      }
-    }
-    if (a.last) return store_last<HalfGroupTile, V>(a, acc);
-    store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
+    chunk_and_store<HalfGroupTile, V>(a, acc);
   }
 };
 
@@ -306,12 +313,7 @@ struct DepthwiseTile {
   }
 
   static void run(const TileArgs& a) { tile(a); }
-  static void run_tiles(const TileRun& tr) {
-    for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
-      if (r == R) tile(a);
-      else tr.last_tile(a);
-    });
-  }
+  static void run_tiles(const TileRun& tr) { run_tiles_of<DepthwiseTile, R>(tr); }
 
   // As DenseTile's (one block of output channels).
   template <bool kResidual, class F>

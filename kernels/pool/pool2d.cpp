@@ -143,19 +143,13 @@ void pool2d_nhwc(const Pool2d& g, const float* x, float* y, ThreadPool& threads)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         float* yp = y + ((n * g.OH + oh) * g.OW + ow) * C;
         std::fill(yp, yp + C, max ? kLowest : 0.f);
-        for (int64_t th = 0; th < g.kh; ++th) {
-          const int64_t ih = oh * g.sh - g.pad_top + th * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t tw = 0; tw < g.kw; ++tw) {
-            const int64_t iw = ow * g.sw - g.pad_left + tw * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            const float* xp = xn + (ih * g.W + iw) * C;
-            if (max)
-              for (int64_t c = 0; c < C; ++c) yp[c] = std::max(yp[c], xp[c]);
-            else
-              for (int64_t c = 0; c < C; ++c) yp[c] += xp[c];
-          }
-        }
+        for_each_tap(g, oh, ow, [&](int64_t ih, int64_t iw) {
+          const float* xp = xn + (ih * g.W + iw) * C;
+          if (max)
+            for (int64_t c = 0; c < C; ++c) yp[c] = std::max(yp[c], xp[c]);
+          else
+            for (int64_t c = 0; c < C; ++c) yp[c] += xp[c];
+        });
         if (!max) {
           const float cnt = rows[oh] * cols[ow];  // 0 only for a window outside X: 0/0, as the reference
           for (int64_t c = 0; c < C; ++c) yp[c] /= cnt;

@@ -29,6 +29,21 @@ struct Pool2d {
   static Pool2d from(const ConvParams& p, PoolMode mode, bool count_include_pad);
 };
 
+// Calls tap(ih, iw) for each input position in output pixel (oh, ow)'s window, taps outside X
+// skipped, in row-major window order.
+template <class Tap>
+inline void for_each_tap(const Pool2d& g, int64_t oh, int64_t ow, Tap&& tap) {
+  for (int64_t i = 0; i < g.kh; ++i) {
+    const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const int64_t iw = ow * g.sw - g.pad_left + j * g.dw;
+      if (iw < 0 || iw >= g.W) continue;
+      tap(ih, iw);
+    }
+  }
+}
+
 // X (N, C, H, W) -> Y (N, C, OH, OW).
 void pool2d_nchw(const Pool2d& g, const float* x, float* y, ThreadPool& threads);
 // X (N, H, W, C) -> Y (N, OH, OW, C).
