@@ -22,6 +22,16 @@ using nchwc_detail::TileKernels;
 
 namespace {
 
+// Bytes of partial sums (output tiles) a run of tiles keeps across its chunks of input blocks.
+constexpr int64_t kPartialBytes = 96 * 1024;
+
+// Input blocks per chunk: at most `fit` (at least 1), the chunks of n blocks as even as can be
+// (9 blocks that fit 8 at a time: 5 + 4, not 8 + 1).
+int64_t even_chunk(int64_t fit, int64_t n) {
+  const int64_t chunks = (n + std::max<int64_t>(fit, 1) - 1) / std::max<int64_t>(fit, 1);
+  return (n + chunks - 1) / chunks;
+}
+
 // Floor and ceiling of a / b for b > 0 and any a.
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
@@ -47,8 +57,19 @@ int64_t pack_blocks() {
   return o;
 }
 
-// Weights per chunk of input blocks: kept in L2 while every tile of a work item reads them.
-constexpr int64_t kChunkBytes = 192 * 1024;
+// Weights per chunk of input blocks: kept in L2 while every tile of a work item reads them, or,
+// for 1x1 convs on an ISA whose tiles reuse a weight vector for few pixels (TileKernels::
+// pointwise_chunk_bytes: AVX2's 3), in L1: a tile then streams its inputs, not its weights, from
+// L2 (bench/nchwc_conv_bench, this Zen 3: 960 -> 320 at 7x7 405 -> 360 us, 576 -> 96 at 14x14
+// 277 -> 266). FUSOR_NCHWC_CHUNK_KB overrides both (tuning).
+int64_t chunk_bytes(const TileKernels* tk, bool pointwise) {
+  static const int64_t env = [] {
+    const char* e = std::getenv("FUSOR_NCHWC_CHUNK_KB");
+    return e ? std::max<int64_t>(1, std::atoi(e)) * 1024 : int64_t{0};
+  }();
+  if (env) return env;
+  return tk && pointwise && tk->pointwise_chunk_bytes ? tk->pointwise_chunk_bytes : int64_t{192 * 1024};
+}
 static_assert(nchwc_detail::kMaxSegments == kNchwcMaxKernelW);
 
 }  // namespace
@@ -203,9 +224,13 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   struct Plan {
     int64_t o = 1, chunk = 1;
     RowSplit rs;
+    bool half_last = false;  // one tile of all the group's blocks, the last of them half (half-last tiles)
   };
   // Half-block tiles for one-block pack groups (w_step = B) of groups inside block halves.
   const bool half = tk && tk->max_half_r > 0 && w.half_groups_ && (ps == B || ps == 2 * B);
+  // Half-last tiles for the pack group of the last output block when only its first half holds
+  // channels (out_c % 16 == 8: 24, 40, 72... on AVX2).
+  const bool half_last = tk && tk->half_last && !w.plain_ && (ps == B || ps == 2 * B) && s.out_c % B == B / 2;
   const int64_t ngroups = static_cast<int64_t>(w.groups_.size());
   std::vector<Plan> plans(w.depthwise_ ? 1 : ngroups);
   if (w.depthwise_) {
@@ -215,6 +240,13 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       const auto& g = w.groups_[gi];
       Plan best;
       int64_t best_score = -1;
+      if (half_last && g.ob0 + g.blocks == CBo && !(half && g.blocks == 1) &&
+          tk->max_vec_acc / (2 * g.blocks - 1) >= 2) {
+        best = Plan{g.blocks, 1, split_row(std::min<int64_t>(kMaxR, tk->max_vec_acc / (2 * g.blocks - 1))), true};
+        best.chunk = even_chunk(chunk_bytes(tk, KH * KW == 1) / (S * g.blocks * B * 4), g.nib);
+        plans[gi] = best;
+        continue;
+      }
       for (int64_t o = g.blocks; o >= 1; --o) {
         if (g.blocks % o != 0) continue;
         const int64_t r_max = half && g.blocks == 1 ? tk->max_half_r
@@ -225,7 +257,7 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
         const int64_t score = o * OW / rs.nt;  // accumulators in use, on average
         if (score > best_score) best_score = score, best = Plan{o, 1, rs};
       }
-      best.chunk = std::clamp<int64_t>(kChunkBytes / (S * g.blocks * B * 4), 1, g.nib);
+      best.chunk = even_chunk(chunk_bytes(tk, KH * KW == 1) / (S * g.blocks * B * 4), g.nib);
       plans[gi] = best;
     }
   }
@@ -407,7 +439,9 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       const float* w_g = w.data_.get() + g.offset;
       // With every input block in one chunk, the weights are read once per tile range anyway: a
       // non-clamp activation then follows each short range while its outputs are still in cache.
-      const int64_t sub = p.chunk >= g.nib ? act_tiles(g.blocks, p.rs, t1 - t0) : t1 - t0;
+      // With several chunks, ranges whose partial sums (read and written once per chunk) stay in L2.
+      const int64_t sub = p.chunk >= g.nib ? act_tiles(g.blocks, p.rs, t1 - t0)
+                                           : std::max<int64_t>(1, kPartialBytes / (g.blocks * p.rs.R * B * 4));
       for (int64_t a0 = t0; a0 < t1; a0 += sub) {
         const int64_t a1 = std::min(t1, a0 + sub);
         for (int64_t c0 = 0; c0 < g.nib; c0 += p.chunk) {
@@ -421,6 +455,8 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
             tr.a.y_block_stride = out_plane;
             tr.a.first = c0 == 0;
             tr.a.last = c0 + tr.a.nib >= g.nib;
+            tr.a.tap_lanes = static_cast<int32_t>(L);
+            if (!w.plain_ && w.group_ == 1 && tr.a.last) tr.a.tail_lanes = static_cast<int32_t>(s.in_c % B);
             tr.a.w = w_g + c0 * tr.a.w_ib_stride + o0 * B;
             tr.a.bias = bias + (g.ob0 + o0) * B;
             tr.x0 = x + n * in_image + (g.ib0 + c0) * ib_stride + x_origin;
@@ -428,9 +464,15 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
             tr.z0 = ep.residual && tr.a.last ? ep.residual + (tr.y0 - y) : nullptr;
             const int oi = static_cast<int>(o), pi = static_cast<int>(ps);
             const int ri = static_cast<int>(p.rs.R), li = static_cast<int>(last_r(p.rs));
-            const bool h = half && g.blocks == 1;
-            const nchwc_detail::RunFn run_fn = !tk ? nullptr : h ? tk->half_run(ri, pi) : tk->dense_run(oi, ri, pi);
-            tr.last_tile = !tk || li == ri ? nullptr : h ? tk->half(li, pi) : tk->dense(oi, li, pi);
+            const bool h = half && g.blocks == 1 && !p.half_last;
+            const nchwc_detail::RunFn run_fn = !tk         ? nullptr
+                                               : p.half_last ? tk->half_last_run(oi, ri, pi)
+                                               : h           ? tk->half_run(ri, pi)
+                                                             : tk->dense_run(oi, ri, pi);
+            tr.last_tile = !tk || li == ri ? nullptr
+                           : p.half_last   ? tk->half_last(oi, li, pi)
+                           : h             ? tk->half(li, pi)
+                                           : tk->dense(oi, li, pi);
             if (run_fn && (tr.last_tile || last_r(p.rs) == p.rs.R)) {
               run_fn(tr);
               if (tr.a.last && !act_in_tile) finish(tr.y0, o, p.rs, a0, a1);

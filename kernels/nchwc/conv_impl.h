@@ -92,19 +92,27 @@ inline void run_tiles_of(const TileRun& tr) {
 // A dense-like tile's chunk after its accumulators' start: every segment of every input block of
 // the chunk through T::segment<LEAD, TRAIL, kMasked>(acc, x, w, a, sg) (unmasked forms for the
 // edges most tiles have: none, one pixel left, one pixel right), then the store (store_last's on
-// the last chunk, the plain partial sums otherwise).
+// the last chunk, the plain partial sums otherwise). A tile type whose segments may stop inside
+// a tap (T::kTailLanes) skips the padding lanes of the last input block (TileArgs::tail_lanes).
 template <class T, class V, class Acc>
 inline __attribute__((always_inline)) void chunk_and_store(const TileArgs& a, Acc& acc) {
   using reg = typename V::reg;
   for (int64_t ib = 0; ib < a.nib; ++ib) {
     const float* x = a.x + ib * a.x_ib_stride;
     const float* w = a.w + ib * a.w_ib_stride;
-    for (int i = 0; i < a.nseg; ++i) {
-      const Segment& sg = a.seg[i];
+    auto one = [&](const Segment& sg) __attribute__((always_inline)) {
       if (sg.lead == 0 && sg.trail == 0) T::template segment<0, 0, false>(acc, x, w, a, sg);
       else if (sg.lead == 1 && sg.trail == 0) T::template segment<1, 0, false>(acc, x, w, a, sg);
       else if (sg.lead == 0 && sg.trail == 1) T::template segment<0, 1, false>(acc, x, w, a, sg);
       else T::template segment<0, 0, true>(acc, x, w, a, sg);
+    };
+    if (T::kTailLanes && a.tail_lanes && ib == a.nib - 1) {
+      // The last input block's channel lanes only: each tap's first tail_lanes steps.
+      for (int i = 0; i < a.nseg; ++i)
+        for (int32_t s = a.seg[i].s0; s < a.seg[i].s1; s += a.tap_lanes)
+          one(Segment{s, s + a.tail_lanes, a.seg[i].lead, a.seg[i].trail});
+    } else {
+      for (int i = 0; i < a.nseg; ++i) one(a.seg[i]);
     }
   }
   if (a.last) return store_last<T, V>(a, acc);
@@ -125,12 +133,17 @@ inline __attribute__((always_inline)) void fma_broadcast(typename V::reg& acc, t
   acc = V::fma(V::set1(*x), w, acc);
 }
 
-template <class V, int VB, int O, int R, int PS>
+// kHalfLast (two-vector blocks): the last of the O blocks has channels in its first vector only
+// (out_c % B == W), so the tile neither loads its other weights nor computes it, and stores zeros
+// there (padding lanes).
+template <class V, int VB, int O, int R, int PS, bool kHalfLast = false>
 struct DenseTile {
   using reg = typename V::reg;
   static constexpr int W = V::kWidth;
   static constexpr int B = VB * W;
-  static constexpr int K = O * VB;  // accumulator vectors per pixel
+  static_assert(!kHalfLast || VB == 2, "a half block is one of two vectors");
+  static constexpr int K = O * VB - (kHalfLast ? 1 : 0);  // accumulator vectors per pixel
+  static constexpr bool kTailLanes = true;
   // Registers: K * R accumulators, K weights, one broadcast (32 on AVX-512).
   static constexpr bool kEmbedded = W == 16 && K * R + K + 1 > 32;
 
@@ -209,6 +222,10 @@ struct DenseTile {
         V::store(y + o * ys + r * B + v * W, f(t));
       }
     }
+    if constexpr (kHalfLast) {
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) V::store(y + (O - 1) * ys + r * B + W, V::zero());
+    }
   }
   // The accumulators' start: the bias on a first chunk, else the partial sums in Y.
   static inline __attribute__((always_inline)) void init(const TileArgs& a, reg (&acc)[K][R]) {
@@ -240,6 +257,7 @@ struct HalfGroupTile {
   static constexpr int W = V::kWidth;
   static constexpr int B = 2 * W;
   static_assert(W == 8, "a half block is one 8-lane vector");
+  static constexpr bool kTailLanes = false;  // segments of whole taps
 
   // One segment's taps (chunk_and_store).
   template <int LEAD, int TRAIL, bool kMasked>

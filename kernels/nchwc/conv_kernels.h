@@ -56,6 +56,11 @@ struct TileArgs {
   // one of tile_activation()'s kinds, else None (the driver then runs it in a pass of its own).
   Activation act = Activation::None;
   float alpha = 0, beta = 0;      // its parameters (kernels/epilogue.h)
+  // Lanes of the chunk's last input block that are channels (0: all B). The other lanes are
+  // padding whose weights are zero, so a tile may skip their steps (the compiled dense tiles do:
+  // a conv over 24 channels makes 24 steps per tap, not 32); tap_lanes is the steps per tap of
+  // an input block (B).
+  int32_t tail_lanes = 0, tap_lanes = 0;
 };
 
 // The non-clamp activations the compiled tiles (not the generic ones) apply in registers: the
@@ -103,6 +108,15 @@ struct TileKernels {
   int max_half_r = 0;
   TileFn (*half)(int r, int ps) = nullptr;
   RunFn (*half_run)(int r, int ps) = nullptr;
+  // Half-last dense tiles (conv_impl.h DenseTile kHalfLast): O blocks whose last has only its
+  // first half as channels (out_c % 16 == 8 on a two-vector block), which they neither compute nor
+  // load; they store zeros to its second half (padding lanes). Blocked input at pixel stride 16 or
+  // 32; (2 o - 1) * r <= max_vec_acc. Null (0) when the ISA has none (AVX-512).
+  int max_vec_acc = 0;
+  TileFn (*half_last)(int o, int r, int ps) = nullptr;
+  RunFn (*half_last_run)(int o, int r, int ps) = nullptr;
+  // Packed weight bytes per chunk of input blocks for 1x1 convs (0: the driver's default).
+  int64_t pointwise_chunk_bytes = 0;
 };
 
 const TileKernels* tile_kernels_avx512();

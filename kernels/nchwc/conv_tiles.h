@@ -1,7 +1,7 @@
 // Internal: the table of compiled dense tiles of one ISA, built from conv_impl.h's DenseTile for
 // every (O, R) within the register budget (O * R * VB accumulator vectors <= kAccVectors) and
 // every pixel stride the driver uses, its depthwise tiles and, on two-vector blocks (AVX2), its
-// half-block tiles (HalfGroupTile). Include only from the per-ISA files, after conv_impl.h.
+// half-block tiles (HalfGroupTile) and half-last dense tiles (DenseTile kHalfLast). Include only from the per-ISA files, after conv_impl.h.
 #pragma once
 #include <utility>
 
@@ -37,6 +37,30 @@ struct ConvTileTable {
   constexpr void fill_half(std::integer_sequence<int, Rs...>) {
     ((half[P][Rs + 1] = &HalfGroupTile<V, Rs + 1, kPixelStrides[P]>::run), ...);
     ((half_run[P][Rs + 1] = &HalfGroupTile<V, Rs + 1, kPixelStrides[P]>::run_tiles), ...);
+  }
+
+  // Half-last dense tiles (DenseTile kHalfLast), pixel strides 16 and 32, two-vector blocks only:
+  // (2 O - 1) R accumulator vectors <= kAccVectors.
+  nchwc_detail::TileFn half_last[2][nchwc_detail::kMaxO + 1][nchwc_detail::kMaxR + 1] = {};
+  nchwc_detail::RunFn half_last_run[2][nchwc_detail::kMaxO + 1][nchwc_detail::kMaxR + 1] = {};
+  template <int P, int O, int... Rs>
+  constexpr void fill_half_last_r(std::integer_sequence<int, Rs...>) {
+    ((half_last[P][O][Rs + 1] = one_half_last<P, O, Rs + 1>()), ...);
+    ((half_last_run[P][O][Rs + 1] = one_half_last_run<P, O, Rs + 1>()), ...);
+  }
+  template <int P, int... Os>
+  constexpr void fill_half_last(std::integer_sequence<int, Os...>) {
+    (fill_half_last_r<P, Os + 1>(std::make_integer_sequence<int, nchwc_detail::kMaxR>{}), ...);
+  }
+  template <int P, int O, int R>
+  static constexpr nchwc_detail::TileFn one_half_last() {
+    if constexpr ((2 * O - 1) * R <= kAccVectors) return &DenseTile<V, 2, O, R, kPixelStrides[P], true>::run;
+    else return nullptr;
+  }
+  template <int P, int O, int R>
+  static constexpr nchwc_detail::RunFn one_half_last_run() {
+    if constexpr ((2 * O - 1) * R <= kAccVectors) return &DenseTile<V, 2, O, R, kPixelStrides[P], true>::run_tiles;
+    else return nullptr;
   }
 
   template <int P, int R>
@@ -85,6 +109,8 @@ struct ConvTileTable {
     if constexpr (kHalf) {
       fill_half<0>(std::make_integer_sequence<int, kHalfMaxR>{});
       fill_half<1>(std::make_integer_sequence<int, kHalfMaxR>{});
+      fill_half_last<0>(std::make_integer_sequence<int, nchwc_detail::kMaxO>{});
+      fill_half_last<1>(std::make_integer_sequence<int, nchwc_detail::kMaxO>{});
     }
   }
 
@@ -112,6 +138,16 @@ struct ConvTileTable {
     const int p = pixel_stride_index(ps);
     if (p < 0 || p > 1 || r < 1 || r > kHalfMaxR) return nullptr;
     return half_run[p][r];
+  }
+  nchwc_detail::TileFn find_half_last(int o, int r, int ps) const {
+    const int p = pixel_stride_index(ps);
+    if (!kHalf || p < 0 || p > 1 || o < 1 || o > nchwc_detail::kMaxO || r < 1 || r > nchwc_detail::kMaxR) return nullptr;
+    return half_last[p][o][r];
+  }
+  nchwc_detail::RunFn find_half_last_run(int o, int r, int ps) const {
+    const int p = pixel_stride_index(ps);
+    if (!kHalf || p < 0 || p > 1 || o < 1 || o > nchwc_detail::kMaxO || r < 1 || r > nchwc_detail::kMaxR) return nullptr;
+    return half_last_run[p][o][r];
   }
   nchwc_detail::TileFn find_dw(int r, int ps) const {
     const int p = pixel_stride_index(ps);

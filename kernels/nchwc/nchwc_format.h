@@ -21,8 +21,8 @@
 //
 // Padding lanes: when B does not divide C, lanes C % B .. B - 1 of the last block. They hold
 // FINITE values, nothing more is promised: fusor.ReorderToNchwc writes zeros, a blocked conv
-// writes act(0 + bias 0 + residual lane) there, an ONNX elementwise op the layout rules run on
-// blocked data writes f(lane) (Sigmoid gives 0.5). Hence:
+// writes act(0 + bias 0 + residual lane) there (AVX2's half-last tiles write 0), an ONNX
+// elementwise op the layout rules run on blocked data writes f(lane) (Sigmoid gives 0.5). Hence:
 //   - no kernel may let a padding lane reach a real channel: a convolution reads them only against
 //     zero weights (its packed weights are zero for every padding input channel), pools and
 //     elementwise ops keep each lane in its lane, ReorderFromNchwc drops them;

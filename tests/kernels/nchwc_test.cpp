@@ -102,6 +102,10 @@ std::vector<ConvCase> conv_cases() {
       {"NCHW input, 3x3 stride 1", {2, 3, 7, 19}, {16, 3, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
       {"NCHW input, 4x4 stride 4 (patchify)", {1, 3, 16, 16}, {24, 3, 4, 4}, 1, {0, 0, 0, 0}, {4, 4}, {1, 1}},
       {"bigger: threads split", {1, 64, 28, 28}, {64, 64, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      // Half blocks (AVX2's half-last tiles, 8 of 16 output lanes; 8 input lanes read of 16).
+      {"3x3, 24 -> 24", {1, 24, 9, 13}, {24, 24, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {"3x3 stride 2, 168 -> 8 (input chunks)", {1, 168, 9, 30}, {8, 168, 3, 3}, 1, {1, 1, 1, 1}, {2, 2}, {1, 1}},
+      {"1x1, 96 -> 56, batch 2 (second pack group)", {2, 96, 7, 11}, {56, 96, 1, 1}, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}},
   };
 }
 
@@ -160,17 +164,21 @@ TEST(NchwcConv, FastMatchesReferenceOnEveryIsa) {
 
 // The padding lanes of a fast conv's output are finite (the format's promise) and its real lanes
 // do not depend on the input's padding lanes, whatever finite values they hold.
+// Cases: 20 -> 36 channels, and 24 -> 24 (half-last tiles on AVX2, which skip both padding halves).
 TEST(NchwcConv, PaddingLanesFiniteAndIgnored) {
-  const ConvCase c = conv_cases()[0];
-  const Tensor x = rnd(c.x, 7), w = rnd(c.w, 8), b = rnd({c.w[0]}, 9);
-  Tensor xb = to_blocked(x);
-  const Tensor clean = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "fast", {false, true, true});
-  for (int64_t n = 0; n < xb.dim(0); ++n)
-    for (int64_t p = 0; p < xb.dim(2) * xb.dim(3); ++p)
-      for (int64_t l = 20 % 16; l < 16; ++l) xb.data<float>()[((n * 2 + 1) * xb.dim(2) * xb.dim(3) + p) * 16 + l] = 1e30f;
-  const Tensor dirty = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "fast", {false, true, true});
-  EXPECT_TRUE(near(plain_out(dirty, c.w[0]), plain_out(clean, c.w[0]), 0));
-  for (int64_t i = 0; i < dirty.numel(); ++i) ASSERT_TRUE(std::isfinite(dirty.data<float>()[i])) << i;
+  for (const ConvCase& c : {conv_cases()[0], conv_cases()[conv_cases().size() - 3]}) {
+    const Tensor x = rnd(c.x, 7), w = rnd(c.w, 8), b = rnd({c.w[0]}, 9);
+    Tensor xb = to_blocked(x);
+    const int64_t blocks = xb.dim(1), plane = xb.dim(2) * xb.dim(3);
+    const Tensor clean = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "fast", {false, true, true});
+    for (int64_t n = 0; n < xb.dim(0); ++n)
+      for (int64_t p = 0; p < plane; ++p)
+        for (int64_t l = c.x[1] % 16; l < 16; ++l)
+          xb.data<float>()[((n * blocks + blocks - 1) * plane + p) * 16 + l] = 1e30f;
+    const Tensor dirty = fused("NchwcConv", {xb, w, b}, conv_attrs(c), "fast", {false, true, true});
+    EXPECT_TRUE(near(plain_out(dirty, c.w[0]), plain_out(clean, c.w[0]), 0)) << c.what;
+    for (int64_t i = 0; i < dirty.numel(); ++i) ASSERT_TRUE(std::isfinite(dirty.data<float>()[i])) << c.what << " " << i;
+  }
 }
 
 TEST(NchwcConv, BadInputIsReported) {
