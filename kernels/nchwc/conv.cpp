@@ -399,6 +399,7 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
           tr.z0 = ep.residual ? ep.residual + (tr.y0 - y) : nullptr;
           tr.a.w = w.data_.get() + ob * S * B;
           tr.a.bias = bias + ob * B;
+          if (KW == 3 && s.dil_w == 1 && s.stride_w == 1) tr.a.dw_kw = static_cast<int32_t>(KW), tr.a.dw_kh = static_cast<int32_t>(KH);
           tr.last_tile = last_fn;
           if (run_fn && (last_fn || last_r(rs) == rs.R)) {
             run_fn(tr);

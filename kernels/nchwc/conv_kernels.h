@@ -61,6 +61,10 @@ struct TileArgs {
   // a conv over 24 channels makes 24 steps per tap, not 32); tap_lanes is the steps per tap of
   // an input block (B).
   int32_t tail_lanes = 0, tap_lanes = 0;
+  // Depthwise with a kernel dw_kw = 3 wide, stride and dilation 1 along rows (0: other): a
+  // compiled depthwise tile whose taps all lie inside the image's columns may then walk kernel
+  // rows, loading each input pixel of the row once for the dw_kw taps that read it.
+  int32_t dw_kw = 0, dw_kh = 0;  // and the kernel's height
 };
 
 // The non-clamp activations the compiled tiles (not the generic ones) apply in registers: the
