@@ -5,7 +5,8 @@
 //
 // Direct, no im2col: each call tile computes O output blocks x R output pixels of one row in
 // registers (kernels/nchwc/conv_kernels.h), over chunks of input blocks sized to keep their
-// weights in L2; taps outside the image are skipped, never read (no padded copy). The work is
+// weights in L2 (in L1 for 1x1 convs on AVX2); taps outside the image are skipped, never read (no
+// padded copy), and so are the padding lanes of a last input block on AVX2. The work is
 // (image, group of output blocks, range of tiles) items over the pool of GemmRun.
 //
 // Weights (ONNX's OIHW) are packed once: output blocks in groups of up to 4 sharing an input
