@@ -60,8 +60,8 @@ int64_t pack_blocks() {
 // Weights per chunk of input blocks: kept in L2 while every tile of a work item reads them, or,
 // for 1x1 convs on an ISA whose tiles reuse a weight vector for few pixels (TileKernels::
 // pointwise_chunk_bytes: AVX2's 3), in L1: a tile then streams its inputs, not its weights, from
-// L2 (bench/nchwc_conv_bench, this Zen 3: 960 -> 320 at 7x7 405 -> 360 us, 576 -> 96 at 14x14
-// 277 -> 266). FUSOR_NCHWC_CHUNK_KB overrides both (tuning).
+// L2 (bench/nchwc_conv_bench, this Zen 3: 960 -> 320 at 7x7 395 -> 369 us, 576 -> 96 at 14x14
+// 294 -> 264). FUSOR_NCHWC_CHUNK_KB overrides both (tuning).
 int64_t chunk_bytes(const TileKernels* tk, bool pointwise) {
   static const int64_t env = [] {
     const char* e = std::getenv("FUSOR_NCHWC_CHUNK_KB");
@@ -399,7 +399,10 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
           tr.z0 = ep.residual ? ep.residual + (tr.y0 - y) : nullptr;
           tr.a.w = w.data_.get() + ob * S * B;
           tr.a.bias = bias + ob * B;
-          if (KW == 3 && s.dil_w == 1 && s.stride_w == 1) tr.a.dw_kw = static_cast<int32_t>(KW), tr.a.dw_kh = static_cast<int32_t>(KH);
+          if (KW == 3 && s.dil_w == 1 && s.stride_w == 1) {  // the tiles' row form (conv_impl.h)
+            tr.a.dw_kw = static_cast<int32_t>(KW);
+            tr.a.dw_kh = static_cast<int32_t>(KH);
+          }
           tr.last_tile = last_fn;
           if (run_fn && (last_fn || last_r(rs) == rs.R)) {
             run_fn(tr);
