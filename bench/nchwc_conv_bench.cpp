@@ -69,6 +69,7 @@ const Layer kLayers[] = {
     {"mv2_project_1x1_576_96_14", 576, 14, 14, 96, 1, 1, 0, 1, false},
     {"mv2_expand_1x1_24_144_56", 24, 56, 56, 144, 1, 1, 0, 1, true},
     {"mv2_project_1x1_96_24_56", 96, 56, 56, 24, 1, 1, 0, 1, false},
+    {"mv3_dw_3x3s2_64_112", 64, 112, 112, 64, 3, 2, 1, 64, true},
 };
 
 std::vector<float> rnd(size_t n) {
