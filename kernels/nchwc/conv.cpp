@@ -243,11 +243,8 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
       if (half_last && g.ob0 + g.blocks == CBo && !(half && g.blocks == 1) &&
           tk->max_vec_acc / (2 * g.blocks - 1) >= 2) {
         best = Plan{g.blocks, 1, split_row(std::min<int64_t>(kMaxR, tk->max_vec_acc / (2 * g.blocks - 1))), true};
-        best.chunk = even_chunk(chunk_bytes(tk, KH * KW == 1) / (S * g.blocks * B * 4), g.nib);
-        plans[gi] = best;
-        continue;
       }
-      for (int64_t o = g.blocks; o >= 1; --o) {
+      for (int64_t o = g.blocks; o >= 1 && !best.half_last; --o) {  // else the most accumulators
         if (g.blocks % o != 0) continue;
         const int64_t r_max = half && g.blocks == 1 ? tk->max_half_r
                               : tk                  ? std::min<int64_t>(kMaxR, tk->max_acc / o)

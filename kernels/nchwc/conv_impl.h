@@ -298,6 +298,7 @@ struct DepthwiseTile {
   using reg = typename V::reg;
   static constexpr int W = V::kWidth;
   static constexpr int B = VB * W;
+  static_assert(VB == 1 || VB == 2, "a block is one or two vectors");
 
   template <int LEAD, int TRAIL>
   static inline __attribute__((always_inline)) void steps(reg (&acc)[VB][R], const float* x, const int32_t* off,
@@ -333,17 +334,9 @@ struct DepthwiseTile {
   static void run(const TileArgs& a) { tile(a); }
   static void run_tiles(const TileRun& tr) { run_tiles_of<DepthwiseTile, R>(tr); }
 
-  // The row form (TileArgs::dw_kw; compiled for two-vector blocks at stride 1 and KW 3, where it
-  // measured faster: bench/nchwc_conv_bench mv2_dw_3x3_144 266 -> 227 us, effb0_dw_3x3_32_112
-  // 196 -> 182; at stride 2 and for 5x5 it was 3-6% slower, R x 1 accumulator chains per pass
-  // being too few to hide the FMA latency): one vector of the block at a time (VB passes), per kernel row
-  // the KW weights in registers and the tile's (R - 1) SX + KW input pixels loaded once each, every
-  // one FMA'd into the accumulators of the pixels that read it: per row and vector KW + (R - 1) SX
-  // + KW loads for KW R FMAs, against 2 KW R (stride 1, KW 3, R 6: 11 loads for 18 FMAs, not 21).
-  // For tiles whose taps are all inside the image's columns (no lead or trail), kernel rows
-  // [kh_lo, kh_hi); weights of tap (kh, kw) at w + (kw KH + kh) B, as the steps.
+  // Vector HV of the block as store_last's tile view: its R accumulators' store.
   template <int HV>
-  struct RowHalf {  // store_last's view of vector HV of the block
+  struct Vec {
     template <bool kResidual, class F>
     static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[R], F f) {
       float* const y = a.y;
@@ -356,72 +349,60 @@ struct DepthwiseTile {
       }
     }
   };
+
+  // The row form (TileArgs::dw_kw), compiled for two-vector blocks at stride 1 with KW = 3, for
+  // tiles whose taps all lie inside the image's columns. One vector of the block at a time, per
+  // kernel row in [kh_lo, kh_hi): the KW weights in registers, then each of the R + KW - 1 input
+  // pixels loaded once and FMA'd into the accumulators of the pixels that read it: per row and
+  // vector KW + R + KW - 1 loads for KW R FMAs, against 2 KW R (KW 3, R 6: 11 loads for 18 FMAs,
+  // not 21). bench/nchwc_conv_bench: mv2_dw_3x3_144 266 -> 227 us, effb0_dw_3x3_32_112 196 -> 182.
+  // At stride 2 and for 5x5 the same form measured 3-6% slower (R accumulator chains per pass are
+  // too few to hide the FMA latency), so those keep the tap-by-tap tile. Weights of tap (kh, kw)
+  // at w + (kw KH + kh) B, as the steps.
   template <int KW, int HV>
-  static inline __attribute__((always_inline)) void rows_half(const TileArgs& a, int kh_lo, int kh_hi, int kh_n) {
-    constexpr int SX = PS / B;
-    constexpr int NX = (R - 1) * SX + KW;
+  static inline __attribute__((always_inline)) void rows_vec(const TileArgs& a, int kh_lo, int kh_hi) {
+    constexpr int NX = R + KW - 1;
     reg acc[R];
     const reg b = a.bias ? V::load(a.bias + HV * W) : V::zero();
 #pragma GCC unroll 32
     for (int r = 0; r < R; ++r) acc[r] = a.first ? b : V::load(a.y + r * B + HV * W);
     for (int kh = kh_lo; kh < kh_hi; ++kh) {
-      const float* xr = a.x + a.off[kh] + HV * W;  // tap (kh, 0) of pixel 0; tap kw at + kw B
+      const float* xr = a.x + a.off[kh] + HV * W;  // tap (kh, 0) of pixel 0; input pixel ix at + ix B
       const float* wr = a.w + kh * B + HV * W;
       reg wv[KW];
 #pragma GCC unroll 8
-      for (int kw = 0; kw < KW; ++kw) wv[kw] = V::load(wr + kw * kh_n * B);
+      for (int kw = 0; kw < KW; ++kw) wv[kw] = V::load(wr + kw * a.dw_kh * B);
 #pragma GCC unroll 64
       for (int ix = 0; ix < NX; ++ix) {
         const reg xv = V::load(xr + ix * B);
 #pragma GCC unroll 8
-        for (int kw = 0; kw < KW; ++kw) {
-          const int d = ix - kw;
-          if (d < 0 || d % SX != 0 || d / SX >= R) continue;
-          acc[d / SX] = V::fma(xv, wv[kw], acc[d / SX]);
-        }
+        for (int kw = 0; kw < KW; ++kw)
+          if (ix - kw >= 0 && ix - kw < R) acc[ix - kw] = V::fma(xv, wv[kw], acc[ix - kw]);
       }
     }
-    if (a.last) return store_last<RowHalf<HV>, V>(a, acc);
-    RowHalf<HV>::template store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
+    if (a.last) return store_last<Vec<HV>, V>(a, acc);
+    Vec<HV>::template store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
   }
-  // Whether tile a is one for the row form (all taps inside the columns, every kernel column
-  // present with the same rows), and those rows.
-  template <int KW>
-  static inline bool row_form(const TileArgs& a, int& kh_lo, int& kh_hi) {
-    for (int i = 0; i < a.nseg; ++i)
-      if (a.seg[i].lead != 0 || a.seg[i].trail != 0) return false;
-    const int kh_n = a.dw_kh;
-    if (a.nseg == 1) {
-      if (a.seg[0].s0 != 0 || a.seg[0].s1 != KW * kh_n) return false;
-      kh_lo = 0, kh_hi = kh_n;
-      return true;
-    }
-    if (a.nseg != KW) return false;
-    kh_lo = a.seg[0].s0, kh_hi = a.seg[0].s1;
-    return true;
-  }
+  // Runs tile a in the row form when it is one for it (no lead or trail, every kernel column
+  // present with the same rows: one merged segment of all taps, or KW of kernel rows [lo, hi)).
   template <int KW>
   static inline __attribute__((always_inline)) bool try_rows(const TileArgs& a) {
+    for (int i = 0; i < a.nseg; ++i)
+      if (a.seg[i].lead != 0 || a.seg[i].trail != 0) return false;
     int kh_lo = 0, kh_hi = 0;
-    if (!row_form<KW>(a, kh_lo, kh_hi)) return false;
-    rows_half<KW, 0>(a, kh_lo, kh_hi, a.dw_kh);
-    if constexpr (VB == 2) rows_half<KW, 1>(a, kh_lo, kh_hi, a.dw_kh);
+    if (a.nseg == 1 && a.seg[0].s0 == 0 && a.seg[0].s1 == KW * a.dw_kh) kh_hi = a.dw_kh;
+    else if (a.nseg == KW) kh_lo = a.seg[0].s0, kh_hi = a.seg[0].s1;
+    else return false;
+    rows_vec<KW, 0>(a, kh_lo, kh_hi);
+    rows_vec<KW, 1>(a, kh_lo, kh_hi);
     return true;
   }
 
   // As DenseTile's (one block of output channels).
   template <bool kResidual, class F>
   static inline __attribute__((always_inline)) void store(const TileArgs& a, reg (&acc)[VB][R], F f) {
-    float* const y = a.y;
-    const float* const z = a.z;
-#pragma GCC unroll 4
-    for (int v = 0; v < VB; ++v)
-#pragma GCC unroll 32
-      for (int r = 0; r < R; ++r) {
-        reg t = acc[v][r];
-        if constexpr (kResidual) t = V::add(t, V::load(z + r * B + v * W));
-        V::store(y + r * B + v * W, f(t));
-      }
+    Vec<0>::template store<kResidual>(a, acc[0], f);
+    if constexpr (VB == 2) Vec<1>::template store<kResidual>(a, acc[1], f);
   }
   static inline __attribute__((always_inline)) void tile(const TileArgs& a) {
     if constexpr (VB == 2 && PS == B) {
