@@ -27,20 +27,20 @@ template <int MR>
                                              __m256i (*acc)[2]) {
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  for (int64_t q = 0; q < kq; ++q) {
-    const int8_t* p = panel + q * 128;
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {  // the group's two pairs of k
-      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 64 * h));
-      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 64 * h + 32));
+  // One pair of k per step, not unrolled: unrolling the group's two pairs made GCC hold four B
+  // vectors and keep the accumulators on the stack (a load and a store per vpaddd).
+#pragma GCC unroll 1
+  for (int64_t h = 0; h < 2 * kq; ++h) {
+    const int8_t* p = panel + h * 64;
+    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));
 #pragma GCC unroll 6
-      for (int r = 0; r < MR; ++r) {
-        int32_t v;
-        std::memcpy(&v, w16 + r * ld + 4 * q + 2 * h, 4);
-        const __m256i x = _mm256_set1_epi32(v);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
-      }
+    for (int r = 0; r < MR; ++r) {
+      int32_t v;
+      std::memcpy(&v, w16 + r * ld + 2 * h, 4);
+      const __m256i x = _mm256_set1_epi32(v);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
     }
   }
 }
