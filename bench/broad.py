@@ -28,7 +28,9 @@ Options:
 
 The int8 set (resnet18_qdq, mobilenet_v2_qdq, bert_like_qdq_s128) is the QDQ form ORT's
 quantize_static writes of those models, made by scripts/make_qdq_models.py into $FUSOR_QDQ_MODELS
-(default ~/.cache/fusor/qdq) when missing; name them, or pass --int8, to run them. The dynamic
+(default ~/.cache/fusor/qdq) when missing; name them, or pass --int8, to run them. The *_qdq7
+rows are the same with quantize_static's reduce_range (7-bit weights, $FUSOR_QDQ7_MODELS, default
+~/.cache/fusor/qdq7), which ORT advises on machines without VNNI. The dynamic
 set (bert_like_dyn_s128, resnet18_dyn) is the form ORT's quantize_dynamic writes
 (DynamicQuantizeLinear -> MatMulInteger or ConvInteger, int8 weights), made by scripts/make_dynamic_models.py into $FUSOR_DYN_MODELS
 (default ~/.cache/fusor/dyn). Its outputs are float and carry the noise of quantizing each
@@ -76,13 +78,16 @@ SET = {
 }
 # Statically quantized (QDQ, uint8 activations, per-channel int8 weights) forms of some of SET.
 # Their shapes are fixed when they are made (N=1, S=128): no shape flags.
-INT8 = {"resnet18_qdq": [], "mobilenet_v2_qdq": [], "bert_like_qdq_s128": []}
+INT8 = {"resnet18_qdq": [], "mobilenet_v2_qdq": [], "bert_like_qdq_s128": [],
+        # The same with 7-bit weights (quantize_static's reduce_range, make_qdq_models.py
+        # --reduce-range): what ORT advises on machines without VNNI.
+        "resnet18_qdq7": [], "mobilenet_v2_qdq7": [], "bert_like_qdq7_s128": []}
 # Dynamically quantized (quantize_dynamic's form) models, with the float model's shape flags.
 DYN = {"bert_like_dyn_s128": ["--dim", "N=1", "--dim", "S=128"], "resnet18_dyn": ["--dim", "N=1"]}
 DYN_ATOL = 0.05
 # Several rows can share one exported file.
 FILE = {"bert_like_s128": "bert_like", "bert_like_s384": "bert_like", "bert_like_qdq_s128": "bert_like_qdq",
-        "bert_like_dyn_s128": "bert_like_dyn"}
+        "bert_like_qdq7_s128": "bert_like_qdq7", "bert_like_dyn_s128": "bert_like_dyn"}
 
 
 def float_model_path(name):
@@ -102,15 +107,16 @@ def model_path(name):
         co.die("no PaddleOCR %s model in %s" % (kind, assets))
     stem = FILE.get(name, name)
     # A quantized model: (suffix of its name, directory variable, default directory, maker script).
-    kinds = [(INT8, "_qdq", "FUSOR_QDQ_MODELS", "qdq", "make_qdq_models.py"),
-             (DYN, "_dyn", "FUSOR_DYN_MODELS", "dyn", "make_dynamic_models.py")]
-    for names, suffix, var, sub, maker in kinds:
-        if name in names:
+    kinds = [(INT8, "_qdq7", "FUSOR_QDQ7_MODELS", "qdq7", "make_qdq_models.py", ["--reduce-range"]),
+             (INT8, "_qdq", "FUSOR_QDQ_MODELS", "qdq", "make_qdq_models.py", []),
+             (DYN, "_dyn", "FUSOR_DYN_MODELS", "dyn", "make_dynamic_models.py", [])]
+    for names, suffix, var, sub, maker, flags in kinds:
+        if name in names and stem.endswith(suffix):
             base = stem[:-len(suffix)]
             d = os.environ.get(var) or os.path.expanduser("~/.cache/fusor/" + sub)
             p = os.path.join(d, base + ".onnx")
             if not os.path.exists(p):
-                subprocess.run(["/usr/bin/python3", os.path.join(co.REPO, "scripts", maker), base], check=True)
+                subprocess.run(["/usr/bin/python3", os.path.join(co.REPO, "scripts", maker), base] + flags, check=True)
             return p
     d = os.environ.get("FUSOR_MODELS") or os.path.expanduser("~/.cache/fusor/models")
     p = os.path.join(d, stem + ".onnx")

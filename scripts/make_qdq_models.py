@@ -5,7 +5,8 @@
     /usr/bin/python3 scripts/make_qdq_models.py [options] NAME|MODEL.onnx...
 
 NAME is a model of scripts/make_test_models.py (resnet18, mobilenet_v2, bert_like, ...); the
-result is $FUSOR_QDQ_MODELS (default ~/.cache/fusor/qdq)/NAME.onnx, or -o for one MODEL.
+result is $FUSOR_QDQ_MODELS (default ~/.cache/fusor/qdq)/NAME.onnx, with --reduce-range
+$FUSOR_QDQ7_MODELS (default ~/.cache/fusor/qdq7)/NAME.onnx, or -o for one MODEL.
 An existing result is kept unless --force.
 
 Steps, as a quantize_static user does them:
@@ -26,6 +27,9 @@ Options:
   --int-range LO,HI   integer inputs uniform in [LO, HI] (default 0,10, as ort_peer.js)
   --value IN=V        fill input IN with V (default for bert_like: attention_mask=1)
   --op-types A,B      the ops to quantize (default: quantize_static's set; qdq_quantize.DEFAULT_OPS)
+  --reduce-range      7-bit weights ([-64, 64]), as quantize_static(reduce_range=True): what ORT
+                      advises for machines without VNNI, where fusor then multiplies them with
+                      vpmaddubsw (docs/quantization.md)
   --fusor BIN         (default build/bin/fusor under the repo)
   --force             remake an existing output
 """
@@ -57,8 +61,11 @@ def models_dir():
     return os.environ.get("FUSOR_MODELS") or os.path.expanduser("~/.cache/fusor/models")
 
 
-def out_dir():
-    d = os.environ.get("FUSOR_QDQ_MODELS") or os.path.expanduser("~/.cache/fusor/qdq")
+def out_dir(reduce_range):
+    if reduce_range:
+        d = os.environ.get("FUSOR_QDQ7_MODELS") or os.path.expanduser("~/.cache/fusor/qdq7")
+    else:
+        d = os.environ.get("FUSOR_QDQ_MODELS") or os.path.expanduser("~/.cache/fusor/qdq")
     os.makedirs(d, exist_ok=True)
     return d
 
@@ -127,7 +134,7 @@ def make(src, dst, shape_flags, args, values):
                 hi[t] = max(hi[t], float(np.load(os.path.join(od, "out.calib_%d_ReduceMax.npy" % i))))
         ranges = {t: (lo[t], hi[t]) for t in names}
         qq.adjust_ranges(model, ranges, op_types)
-        qq.quantize(model, ranges, op_types)
+        qq.quantize(model, ranges, op_types, args.reduce_range)
         onnx.checker.check_model(model)
         tmp_out = dst + ".tmp"
         onnx.save(model, tmp_out)
@@ -159,6 +166,7 @@ def main():
     ap.add_argument("--op-types")
     ap.add_argument("--fusor", default=os.path.join(REPO, "build", "bin", "fusor"))
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--reduce-range", action="store_true")
     args = ap.parse_args()
     if args.out and len(args.models) != 1:
         die("-o takes one model")
@@ -169,7 +177,7 @@ def main():
         src = m if m.endswith(".onnx") else os.path.join(models_dir(), m + ".onnx")
         if not os.path.exists(src):
             die("no model %s (scripts/make_test_models.py %s makes it)" % (src, name))
-        dst = args.out or os.path.join(out_dir(), name + ".onnx")
+        dst = args.out or os.path.join(out_dir(args.reduce_range), name + ".onnx")
         if os.path.exists(dst) and not args.force:
             print("%s: present" % dst)
             continue

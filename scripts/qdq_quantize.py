@@ -7,9 +7,9 @@ theirs, the code is ours. Used by scripts/make_qdq_models.py; see that file for 
 
 What a quantized model looks like (as quantize_static leaves it):
   - Conv / Gemm / MatMul weights (float initializers): int8, symmetric (zero point 0, range
-    [-127, 127]), one scale per output channel (Conv axis 0; MatMul axis 1; Gemm axis 0 with
-    transB=1, else 1), behind a DequantizeLinear with that `axis`: `W_quantized`, `W_scale`,
-    `W_zero_point`, node `W_DequantizeLinear`.
+    [-127, 127], or [-64, 64] with reduce_range=True), one scale per output channel (Conv axis 0;
+    MatMul axis 1; Gemm axis 0 with transB=1, else 1), behind a DequantizeLinear with that
+    `axis`: `W_quantized`, `W_scale`, `W_zero_point`, node `W_DequantizeLinear`.
   - Conv / Gemm biases: int32, scale = input scale x weight scale (per channel), zero point 0,
     behind a DequantizeLinear (`B_quantized`, `B_quantized_scale`, `B_quantized_zero_point`).
   - Activations: uint8, asymmetric, from the calibrated [min, max] widened to hold 0:
@@ -58,15 +58,23 @@ def quantize_u8(x, scale, zp):
     return np.clip(q, 0, 255).astype(np.uint8)
 
 
-def quantize_weight_per_channel(w, axis):
-    """int8 symmetric per-channel: scale = absmax / 127 per slice along `axis`, zero point 0."""
+def weight_qmax(reduce_range):
+    """quantize_static's symmetric int8 weight range: [-127, 127], or [-64, 64] with reduce_range
+    (7-bit weights, which ORT advises for machines without VNNI: their products cannot saturate
+    vpmaddubsw's int16 pair sums)."""
+    return 64 if reduce_range else 127
+
+
+def quantize_weight_per_channel(w, axis, reduce_range=False):
+    """int8 symmetric per-channel: scale = absmax / qmax per slice along `axis`, zero point 0."""
+    qmax = weight_qmax(reduce_range)
     moved = np.moveaxis(w.astype(np.float32), axis, 0)
     absmax = np.abs(moved.reshape(moved.shape[0], -1)).max(axis=1)
-    scale = (2.0 * absmax.astype(np.float64) / 254.0).astype(np.float32)
+    scale = (2.0 * absmax.astype(np.float64) / (2.0 * qmax)).astype(np.float32)
     scale[scale < np.finfo(np.float32).tiny] = 1.0
     shape = [1] * moved.ndim
     shape[0] = -1
-    q = np.clip(np.round(moved / scale.reshape(shape)), -127, 127).astype(np.int8)
+    q = np.clip(np.round(moved / scale.reshape(shape)), -qmax, qmax).astype(np.int8)
     return np.ascontiguousarray(np.moveaxis(q, 0, axis)), scale
 
 
@@ -155,7 +163,7 @@ def adjust_ranges(model, ranges, op_types=DEFAULT_OPS):
             ranges[n.output[0]] = (0.0, 1.0)
 
 
-def quantize(model, ranges, op_types=DEFAULT_OPS):
+def quantize(model, ranges, op_types=DEFAULT_OPS, reduce_range=False):
     """Rewrites `model` (fp32, constants as initializers) in place into its QDQ form. `ranges` maps a
     calibrated tensor to (min, max)."""
     g = _Graph(model)
@@ -258,12 +266,13 @@ def quantize(model, ranges, op_types=DEFAULT_OPS):
         dq_out = t + "_DequantizeLinear_Output"
         if kind == "weight":
             if axis is None:
+                qmax = weight_qmax(reduce_range)
                 absmax = float(np.abs(w).max()) if w.size else 0.0
-                scale = np.float32(2.0 * absmax / 254.0) or np.float32(1.0)
-                q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+                scale = np.float32(2.0 * absmax / (2.0 * qmax)) or np.float32(1.0)
+                q = np.clip(np.round(w / scale), -qmax, qmax).astype(np.int8)
                 s, z, attrs = np.array(scale, np.float32), np.array(0, np.int8), {}
             else:
-                q, s = quantize_weight_per_channel(w, axis)
+                q, s = quantize_weight_per_channel(w, axis, reduce_range)
                 z, attrs = np.zeros(s.shape, np.int8), {"axis": axis}
         else:
             scale, zp = u8_params(w.min() if w.size else 0, w.max() if w.size else 0)

@@ -119,4 +119,31 @@ struct QEpilogueAvx2 {
   __m256 lo, hi, clo, chi, rt, rz, rc;
 };
 
+// The epilogue of a tile of rows [i, i + mr) (mr <= MR) and n <= 16 columns, acc[r][0..1], into c
+// (ldc elements per row): 16 requantized bytes per row in one store where packs16(), else vector by
+// vector. Loops unrolled completely so that acc stays in registers.
+template <int MR>
+[[gnu::always_inline]] inline void qstore_tile_avx2(const QEpilogue& ep, int64_t i, int64_t mr, int64_t n,
+                                                   const __m256i (*acc)[2], void* c, int64_t ldc) {
+  const QEpilogue e0 = ep.offset(i, 0);
+  QEpilogueAvx2 e(e0, n);
+  e.load_column(0);
+  e.load_column(1);
+  char* ci = static_cast<char*>(c) + i * ldc * ep.out_bytes();
+  if (e.packs16()) {
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      if (r >= mr) break;
+      e.store16(acc[r][0], acc[r][1], r, ci, ldc);
+    }
+    return;
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    if (r >= mr) break;
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) e.store(acc[r][v], r, v, ci, ldc);
+  }
+}
+
 }  // namespace fusor::int8

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include <emmintrin.h>  // SSE2: baseline on x86-64
@@ -22,8 +24,9 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-QPanelFn panel_fn(Int8Isa isa) {
-  switch (isa) {
+QPanelFn panel_fn(const QPackedB& b) {
+  if (b.narrow()) return qpanel_avx2_bytes;
+  switch (b.isa()) {
     case Int8Isa::Avx512Vnni: return qpanel_avx512vnni;
     case Int8Isa::AvxVnni: return qpanel_avxvnni;
     case Int8Isa::Avx2: return nullptr;  // reads A widened: qwiden_rows_avx2 + qpanel_avx2_w16
@@ -67,17 +70,49 @@ QPackedB::QPackedB(const void* data, bool is_signed, int64_t K, int64_t N, int64
   pack(data, is_signed, ld, trans, storage, col_sums);
 }
 
+namespace {
+
+// Whether the signed B values (b(k, j) = value(k, j); uint8 weights shifted by -128) are narrow
+// for vpmaddubsw (QPackedB::narrow): for every column and pair of k (2i, 2i + 1), the positive
+// values sum to at most 128 and the negative ones to at least -128.
+template <class Value>
+bool narrow_pairs(int64_t K, int64_t N, const Value& value) {
+  for (int64_t k = 0; k < K; k += 2) {
+    for (int64_t j = 0; j < N; ++j) {
+      const int32_t a = value(k, j), b = k + 1 < K ? value(k + 1, j) : 0;
+      if (std::max(a, 0) + std::max(b, 0) > 128 || std::min(a, 0) + std::min(b, 0) < -128) return false;
+    }
+  }
+  return true;
+}
+
+bool narrow_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("FUSOR_INT8_NARROW");
+    return !(e && std::string_view(e) == "0");
+  }();
+  return allowed;
+}
+
+}  // namespace
+
 void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, int8_t* dst_all, int32_t* sums) {
   const int64_t K = k_, N = n_;
-  const int64_t bytes_per_kq = isa_ == Int8Isa::Avx2 ? 8 : 4;  // per column and group of 4 k
+  const auto* s8 = static_cast<const int8_t*>(data);
+  const auto* u8 = static_cast<const uint8_t*>(data);
+  auto value = [&](int64_t k, int64_t j) {
+    const int64_t src = trans ? j * ld + k : k * ld + j;
+    return is_signed ? static_cast<int32_t>(s8[src]) : static_cast<int32_t>(u8[src]) - 128;
+  };
+  narrow_ = isa_ == Int8Isa::Avx2 && narrow_allowed() && narrow_pairs(K, N, value);
+  const Int8Isa lay = layout();
+  const int64_t bytes_per_kq = lay == Int8Isa::Avx2 ? 8 : 4;  // per column and group of 4 k
   panel_stride_ = (kp_ / 4) * panel_cols_ * bytes_per_kq;
   std::memset(dst_all, 0, static_cast<size_t>(storage_bytes(K, N, isa_)));
   data_ = dst_all;
   col_sums_ = sums;
   shift_ = is_signed ? 0 : 128;
-  const auto* s8 = static_cast<const int8_t*>(data);
-  const auto* u8 = static_cast<const uint8_t*>(data);
-  if (!trans && isa_ != Int8Isa::Avx2) return pack_rows_vnni(u8, is_signed, ld, dst_all, sums);
+  if (!trans && lay != Int8Isa::Avx2) return pack_rows_vnni(u8, is_signed, ld, dst_all, sums);
   for (int64_t p = 0; p < panels(); ++p) {
     const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, N - n0);
     const int64_t w = std::min<int64_t>(panel_cols_, round_up(w_real, 16));
@@ -85,11 +120,10 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
     for (int64_t j = 0; j < w_real; ++j) {
       int32_t sum = 0;
       for (int64_t k = 0; k < K; ++k) {
-        const int64_t src = trans ? (n0 + j) * ld + k : k * ld + n0 + j;
-        const int32_t v = is_signed ? s8[src] : static_cast<int32_t>(u8[src]) - 128;
+        const int32_t v = value(k, n0 + j);
         sum += v;
-        const int64_t off = qpanel_offset(isa_, k, j, w);
-        if (isa_ == Int8Isa::Avx2) {
+        const int64_t off = qpanel_offset(lay, k, j, w);
+        if (lay == Int8Isa::Avx2) {
           const int16_t v16 = static_cast<int16_t>(v);
           std::memcpy(dst + off, &v16, 2);
         } else {
@@ -187,10 +221,10 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
 
 void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, void* c, int64_t ldc,
                 const QEpilogue& ep, int64_t p0, int64_t p1) {
-  const QPanelFn fn = panel_fn(b.isa());
+  const QPanelFn fn = panel_fn(b);
   const int64_t esize = ep.out_bytes();
   p1 = std::min(p1, b.panels());
-  if (b.isa() == Int8Isa::Avx2) {
+  if (b.layout() == Int8Isa::Avx2) {
     // Rows widened to uint16 once for all the panels, in runs that keep them in L2.
     const int64_t kp = b.kp(), ld = avx2_widened_ld(kp), run = avx2_widened_rows(kp);
     uint16_t* w = avx2_widened_buffer(std::min(run, m) * ld);
@@ -228,11 +262,11 @@ void qgemm_rows_segmented(const QPackedB& b, const uint8_t* const* rows, int64_t
 void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c, int64_t ldc, const QEpilogue& ep,
            ThreadPool* pool) {
   if (M <= 0 || b.n() <= 0) return;
-  const QPanelFn fn = panel_fn(b.isa());
+  const QPanelFn fn = panel_fn(b);
   const int64_t esize = ep.out_bytes();
   // AVX2 widens a task's rows to uint16 once for a group of panels (qgemm_rows above); the other
   // paths read A as it is, one panel per task.
-  const bool widen = b.isa() == Int8Isa::Avx2;
+  const bool widen = b.layout() == Int8Isa::Avx2;
   // Rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile; AVX2's 6-row).
   const int64_t rb = widen ? std::min<int64_t>(96, avx2_widened_rows(b.kp())) : 96;
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();

@@ -58,6 +58,14 @@ class QPackedB {
   // sum_k of the stored (signed) value per column; the shift uint8 weights were stored with (128 or 0).
   const int32_t* col_sums() const { return owned_sums_.empty() ? col_sums_ : owned_sums_.data(); }
   int32_t shift() const { return shift_; }
+  // AVX2 only: every pair of k of every column can meet any uint8 A without its two products'
+  // int16 sum saturating (positive weights of the pair summing to at most 128, negative ones to at
+  // least -128). Such B is stored in the VNNI byte layout and multiplied by vpmaddubsw, which is
+  // exact for it; other B is stored as int16 and multiplied by vpmaddwd. FUSOR_INT8_NARROW=0
+  // keeps every B in the int16 form (for comparisons).
+  bool narrow() const { return narrow_; }
+  // The packed layout: isa(), or AvxVnni's byte layout for a narrow AVX2 B.
+  Int8Isa layout() const { return narrow_ ? Int8Isa::AvxVnni : isa_; }
 
  private:
   void pack(const void* data, bool is_signed, int64_t ld, bool trans, int8_t* dst, int32_t* sums);
@@ -72,6 +80,7 @@ class QPackedB {
   int64_t k_ = 0, kp_ = 0, n_ = 0, panel_stride_ = 0;
   int panel_cols_ = 16;
   int32_t shift_ = 0;
+  bool narrow_ = false;
 };
 
 // What happens to acc[m, n] = raw[m, n] + col_offset[n] (- col_bzero[n] * row_sums[m]):

@@ -24,11 +24,13 @@ namespace {
 // Rows w16[0 .. MR) (kq groups of 4 uint16 each, rows ld apart) of the panel into acc[0 .. MR).
 template <int MR>
 [[gnu::always_inline]] inline void panel_rows(const uint16_t* w16, int64_t ld, const int8_t* panel, int64_t kq,
-                                             __m256i (*acc)[2]) {
+                                             __m256i (*out)[2]) {
+  // Local accumulators, copied out at the end (accumulating into out directly can make GCC keep
+  // them in the caller's array, a load and a store beside every vpaddd), and one pair of k per
+  // step, not unrolled: unrolled over a group's two pairs, GCC held four B vectors and spilled.
+  __m256i acc[MR][2];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  // One pair of k per step, not unrolled: unrolling the group's two pairs made GCC hold four B
-  // vectors and keep the accumulators on the stack (a load and a store per vpaddd).
 #pragma GCC unroll 1
   for (int64_t h = 0; h < 2 * kq; ++h) {
     const int8_t* p = panel + h * 64;
@@ -42,6 +44,11 @@ template <int MR>
       acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
     }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    out[r][0] = acc[r][0];
+    out[r][1] = acc[r][1];
   }
 }
 
@@ -61,8 +68,7 @@ void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 
 void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                      int64_t ldc, const QEpilogue& ep) {
-  constexpr int MR = 6, NV = 2;
-  const int64_t esize = ep.out_bytes();
+  constexpr int MR = 6;
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     const uint16_t* w16 = a + i * lda;
@@ -78,25 +84,7 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
     } else {
       panel_rows<1>(w16, lda, panel, kq, acc);
     }
-    const QEpilogue e0 = ep.offset(i, 0);
-    QEpilogueAvx2 e(e0, n);
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) e.load_column(v);
-    char* ci = static_cast<char*>(c) + i * ldc * esize;
-    if (e.packs16()) {  // 16 requantized bytes per row in one store
-#pragma GCC unroll 6
-      for (int r = 0; r < MR; ++r) {
-        if (r >= mr) break;
-        e.store16(acc[r][0], acc[r][1], r, ci, ldc);
-      }
-      continue;
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      if (r >= mr) break;
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) e.store(acc[r][v], r, v, ci, ldc);
-    }
+    qstore_tile_avx2<MR>(ep, i, mr, n, acc, c, ldc);
   }
 }
 

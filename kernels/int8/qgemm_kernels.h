@@ -23,6 +23,10 @@ void qpanel_scalar(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel
 void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                      int64_t ldc, const QEpilogue& ep);
 void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint16_t* w, int64_t ldw);
+// AVX2 with narrow weights (QPackedB::narrow()): A read as it is, B in the VNNI byte layout, products
+// by vpmaddubsw (exact only for such weights: kernels/int8/qgemm_bytes_avx2.cpp).
+void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                       int64_t ldc, const QEpilogue& ep);
 void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                     int64_t ldc, const QEpilogue& ep);
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
@@ -33,7 +37,8 @@ void qpanel_seg_avx512vnni(const uint8_t* const* rows, int64_t nseg, int64_t seg
                            const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep);
 
 // Byte offset of B element (k, column j) inside a panel of width w (columns rounded up to the
-// ISA's vector): VNNI/scalar layout [k / 4][w][k % 4]; AVX2 layout [k / 2][w][k % 2] of int16.
+// ISA's vector): VNNI/scalar layout [k / 4][w][k % 4]; AVX2 layout [k / 2][w][k % 2] of int16 (the
+// VNNI layout for AVX2's narrow weights: pass Int8Isa::AvxVnni for those).
 inline int64_t qpanel_offset(Int8Isa isa, int64_t k, int64_t j, int64_t w) {
   if (isa == Int8Isa::Avx2) return ((k / 2) * w + j) * 4 + (k % 2) * 2;
   return ((k / 4) * w + j) * 4 + (k % 4);

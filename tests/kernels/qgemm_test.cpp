@@ -19,6 +19,10 @@ struct Case {
   bool b_signed;
   int a_zero;
   bool b_zeros;  // per-column zero points of B
+  // B's values: 0 full range; 1 narrow for AVX2's vpmaddubsw kernel (QPackedB::narrow: pairs of k
+  // whose positive values sum to <= 128 and negative ones to >= -128), with pairs at the bounds;
+  // 2 the same but one pair one over the bound (the int16 form must be kept).
+  int narrow = 0;
 };
 
 class QGemmTest : public testing::TestWithParam<Case> {};
@@ -32,6 +36,33 @@ TEST_P(QGemmTest, MatchesLoops) {
   for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
   std::vector<uint8_t> braw(static_cast<size_t>(c.K * c.N));
   for (auto& v : braw) v = static_cast<uint8_t>(byte(rng));
+  if (c.narrow) {
+    // Stored values (uint8 B is stored minus 128) in [-64, 64], then pairs at the bounds.
+    const int shift = c.b_signed ? 0 : 128;
+    auto put = [&](int64_t k, int64_t n, int v) { braw[static_cast<size_t>(k * c.N + n)] = static_cast<uint8_t>(v + shift); };
+    std::uniform_int_distribution<int> small(-64, 64);
+    for (int64_t k = 0; k < c.K; ++k)
+      for (int64_t n = 0; n < c.N; ++n) put(k, n, small(rng));
+    for (int64_t n = 0; n < c.N && c.K >= 2; ++n) {
+      const int64_t k = 2 * (n % (c.K / 2));
+      switch (n % 4) {
+        case 0: put(k, n, 127); put(k + 1, n, 1); break;
+        case 1: put(k, n, -128); put(k + 1, n, 0); break;
+        case 2: put(k, n, -64); put(k + 1, n, -64); break;
+        default: put(k, n, 100); put(k + 1, n, -128); break;
+      }
+    }
+    if (c.narrow == 2) {  // pairs are (2i, 2i + 1)
+      const int64_t k = (c.K - 2) / 2 * 2;
+      put(k, c.N - 1, 65);
+      put(k + 1, c.N - 1, 64);
+    }
+  }
+  // The first row at 255 and the second at 0: the largest pair sums the kernels can meet.
+  for (int64_t k = 0; k < c.K; ++k) {
+    a[static_cast<size_t>(k)] = 255;
+    if (c.M > 1) a[static_cast<size_t>(lda + k)] = 0;
+  }
   std::vector<int32_t> bz(static_cast<size_t>(c.N), 0);
   if (c.b_zeros)
     for (auto& z : bz) z = c.b_signed ? byte(rng) % 11 - 5 : 120 + byte(rng) % 16;
@@ -53,6 +84,9 @@ TEST_P(QGemmTest, MatchesLoops) {
   for (Int8Isa isa : runnable_int8_isas()) {
     SCOPED_TRACE(int8_isa_name(isa));
     QPackedB pb(braw.data(), c.b_signed, c.K, c.N, c.N, false, isa);
+    if (c.narrow) {
+      EXPECT_EQ(pb.narrow(), isa == Int8Isa::Avx2 && c.narrow == 1);
+    }
     // Column offsets: -a * colsum + K * a * b' (b' the stored zero point), as the kernels' callers build them.
     std::vector<int32_t> off(static_cast<size_t>(c.N)), bzs(static_cast<size_t>(c.N));
     for (int64_t j = 0; j < c.N; ++j) {
@@ -133,7 +167,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                                          Case{97, 130, 300, true, 255, false},
                                          // Every remainder of 6 rows under 64-column panels
                                          // (AVX512-VNNI's own-height last tiles): 1, 2, 3, 4.
-                                         Case{26, 64, 37, true, 5, false}, Case{15, 80, 21, false, 0, true}));
+                                         Case{26, 64, 37, true, 5, false}, Case{15, 80, 21, false, 0, true},
+                                         // Narrow B (AVX2's vpmaddubsw form): every remainder of
+                                         // its 5-row tiles, odd K, uint8 B, and one pair over.
+                                         Case{24, 48, 64, true, 128, false, 1}, Case{13, 20, 37, true, 0, true, 1},
+                                         Case{7, 33, 130, false, 200, false, 1}, Case{11, 16, 9, false, 3, true, 1},
+                                         Case{24, 48, 64, true, 128, false, 2}, Case{9, 33, 131, false, 7, false, 2}));
 
 }  // namespace
 }  // namespace fusor::int8
