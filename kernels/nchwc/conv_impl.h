@@ -83,7 +83,7 @@ inline __attribute__((always_inline)) void for_each_tile(const TileRun& tr, Tile
 // shorter last one.
 template <class T, int R>
 inline void run_tiles_of(const TileRun& tr) {
-  for_each_tile(tr, [&](const TileArgs& a, int64_t r) {
+  for_each_tile(tr, [&](const TileArgs& a, int64_t r) __attribute__((always_inline)) {
     if (r == R) T::tile(a);
     else tr.last_tile(a);
   });
