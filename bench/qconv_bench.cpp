@@ -5,7 +5,8 @@
 //   ./qconv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
 // QConv runs one thread, QConv_2T two; QConvNarrow is QConv with 7-bit weights ([-64, 64]: on AVX2
-// without VNNI, the vpmaddubsw kernel of kernels/int8/qgemm_bytes_avx2.cpp); QConvColdW and QConvColdW_2T cycle through copies of the
+// without VNNI, the vpmaddubsw kernel of kernels/int8/qgemm_bytes_avx2.cpp), QConvRelu with inputs
+// as after a Relu (bytes >= 128 rare: AVX2's split form, FUSOR_INT8_SPLIT=0 to compare); QConvColdW and QConvColdW_2T cycle through copies of the
 // weights (48 MB or more of them, past L2 and most of L3, as BM_FusorColdB in gemm_bench.cpp),
 // so that each run reads its weights cold, as a model's layers do. GOPS counts 2 * MACs, so it compares with conv_bench's
 // GFLOPs; the VNNI peak is what BM_VnniPeak measures (bench/fma_peak.h: 872 GOP/s per core on this
@@ -47,7 +48,9 @@ const Layer kLayers[] = {
 
 // narrow: weights in [-64, 64] (quantize_static's reduce_range), which AVX2 without VNNI
 // multiplies with vpmaddubsw (QPackedB::narrow); otherwise full-range [-127, 127].
-void run_layer(benchmark::State& st, int threads, bool cold, bool narrow = false) {
+// relu_like: input bytes as after a Relu with zero point 0 (1 in 100 at 128 or more: AVX2's split
+// form for full-range weights, QPackedB::byte_panel); otherwise uniform over 0-255.
+void run_layer(benchmark::State& st, int threads, bool cold, bool narrow = false, bool relu_like = false) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
   const Conv2dShape s = bench::conv_shape(L);
@@ -57,7 +60,7 @@ void run_layer(benchmark::State& st, int threads, bool cold, bool narrow = false
   std::vector<int8_t> w(static_cast<size_t>(L.oc * cg * taps));
   std::vector<float> ws(static_cast<size_t>(L.oc));
   std::vector<int32_t> bias(static_cast<size_t>(L.oc));
-  for (auto& v : x) v = static_cast<uint8_t>(g() % 256);
+  for (auto& v : x) v = static_cast<uint8_t>(relu_like && g() % 100 != 0 ? g() % 128 : g() % 256);
   for (auto& v : w) v = static_cast<int8_t>(narrow ? static_cast<int>(g() % 129) - 64 : static_cast<int>(g() % 255) - 127);
   for (auto& v : ws) v = 0.001f + 0.0001f * static_cast<float>(g() % 10);
   for (auto& v : bias) v = static_cast<int32_t>(g() % 2000) - 1000;
@@ -96,6 +99,7 @@ void BM_QConv_2T(benchmark::State& st) { run_layer(st, 2, false); }
 void BM_QConvColdW(benchmark::State& st) { run_layer(st, 1, true); }
 void BM_QConvColdW_2T(benchmark::State& st) { run_layer(st, 2, true); }
 void BM_QConvNarrow(benchmark::State& st) { run_layer(st, 1, false, true); }
+void BM_QConvRelu(benchmark::State& st) { run_layer(st, 1, false, false, true); }
 
 // The machine's vpdpbusd peak on one core (bench/fma_peak.h: 24 chains in registers).
 void BM_VnniPeak(benchmark::State& st) {
@@ -113,6 +117,7 @@ BENCHMARK(BM_QConv_2T)->Apply(layers)->UseRealTime();
 BENCHMARK(BM_QConvColdW)->Apply(layers);
 BENCHMARK(BM_QConvColdW_2T)->Apply(layers)->UseRealTime();
 BENCHMARK(BM_QConvNarrow)->Apply(layers);
+BENCHMARK(BM_QConvRelu)->Apply(layers);
 
 }  // namespace
 

@@ -47,11 +47,75 @@ uint16_t* avx2_widened_buffer(int64_t elems) {
   return buf.data();
 }
 
+constexpr int64_t kSplitMinWork = 2048;
+
+bool split_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("FUSOR_INT8_SPLIT");
+    return !(e && std::string_view(e) == "0");
+  }();
+  return allowed;
+}
+
+// Rows [0, m) of A prepared for the AVX2 panels of a wide B: the split form (kernels/int8/
+// qgemm_bytes_avx2.cpp: top bits cleared, a list of the bytes >= 128) when at most 1 in 64 of
+// their bytes is >= 128, else widened to uint16. A hot byte costs the split form about eight
+// vector operations per 16 columns and its listing, a byte saves it under one against the widened
+// kernel.
+// Preparing the split form costs more than widening (the lists), so it pays only where enough
+// panels read the rows: panels x kp >= kSplitMinWork (qconv_bench, Relu-like inputs, split vs
+// widened: 3x3 convs of K 1152-4608 0.85-0.89, 1x1 320 -> 1280 0.88, but 144 -> 24 (2 panels)
+// 1.26 and 24 -> 144 (9 panels) 1.20). FUSOR_INT8_SPLIT=0 always widens (comparisons). The buffers
+// are the calling thread's.
+struct Avx2Rows {
+  bool split = false;
+  const uint8_t* lo = nullptr;
+  const int32_t* starts = nullptr;
+  const uint16_t* hot = nullptr;
+  const uint16_t* w = nullptr;
+  int64_t ld = 0, m = 0, kq = 0;
+
+  void panel(const QPackedB& b, int64_t p, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) const {
+    if (split) qpanel_avx2_split(lo, ld, m, b.byte_panel(p), kq, n, starts, hot, c, ldc, ep);
+    else qpanel_avx2_w16(w, ld, m, b.panel(p), kq, n, c, ldc, ep);
+  }
+};
+
+Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, int64_t panels) {
+  Avx2Rows r;
+  const int64_t kp = b.kp();
+  r.m = m;
+  r.kq = kp / 4;
+  if (b.byte_panel(0) && split_allowed() && panels * kp >= kSplitMinWork) {
+    thread_local std::vector<uint8_t> lo;
+    thread_local std::vector<int32_t> starts;
+    thread_local std::vector<uint16_t> hot;
+    const int64_t max_hot = m * kp / 64;
+    lo.resize(std::max(lo.size(), static_cast<size_t>(m * kp)));
+    starts.resize(std::max(starts.size(), static_cast<size_t>(m + 1)));
+    hot.resize(std::max(hot.size(), static_cast<size_t>(max_hot + 1)));
+    if (qsplit_rows_avx2(a, lda, m, kp, lo.data(), kp, starts.data(), hot.data(), max_hot)) {
+      r.split = true;
+      r.lo = lo.data();
+      r.ld = kp;
+      r.starts = starts.data();
+      r.hot = hot.data();
+      return r;
+    }
+  }
+  r.ld = avx2_widened_ld(kp);
+  uint16_t* w = avx2_widened_buffer(m * r.ld);
+  qwiden_rows_avx2(a, lda, m, kp, w, r.ld);
+  r.w = w;
+  return r;
+}
+
 }  // namespace
 
 int64_t QPackedB::storage_bytes(int64_t K, int64_t N, Int8Isa isa) {
   const int64_t cols = qpanel_cols(isa), kp = round_up(std::max<int64_t>(K, 1), 4);
-  const int64_t stride = (kp / 4) * cols * (isa == Int8Isa::Avx2 ? 8 : 4);
+  // AVX2: the int16 pair layout (8 bytes per column and group of 4 k) and the byte layout (4).
+  const int64_t stride = (kp / 4) * cols * (isa == Int8Isa::Avx2 ? 12 : 4);
   return std::max<int64_t>((N + cols - 1) / cols, 1) * stride + 64;
 }
 
@@ -112,14 +176,27 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
   data_ = dst_all;
   col_sums_ = sums;
   shift_ = is_signed ? 0 : 128;
-  if (!trans && lay != Int8Isa::Avx2) return pack_rows_vnni(u8, is_signed, ld, dst_all, sums);
+  // A wide AVX2 B also gets the byte layout, after the int16 panels (byte_panel).
+  byte_data_ = narrow_ ? dst_all : lay == Int8Isa::Avx2 ? dst_all + panels() * panel_stride_ : nullptr;
+  byte_stride_ = (kp_ / 4) * panel_cols_ * 4;
+  if (lay == Int8Isa::Avx2) pack_generic(value, Int8Isa::Avx2, dst_all, panel_stride_, sums);
+  if (lay != Int8Isa::Avx2 || byte_data_) {
+    int8_t* const dst = byte_data_ ? const_cast<int8_t*>(byte_data_) : dst_all;
+    const int64_t stride = byte_data_ ? byte_stride_ : panel_stride_;
+    if (!trans) pack_rows_vnni(u8, is_signed, ld, dst, stride, sums);
+    else pack_generic(value, Int8Isa::AvxVnni, dst, stride, sums);
+  }
+}
+
+template <class Value>
+void QPackedB::pack_generic(const Value& value, Int8Isa lay, int8_t* dst_all, int64_t stride, int32_t* sums) const {
   for (int64_t p = 0; p < panels(); ++p) {
-    const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, N - n0);
+    const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, n_ - n0);
     const int64_t w = std::min<int64_t>(panel_cols_, round_up(w_real, 16));
-    int8_t* dst = dst_all + p * panel_stride_;
+    int8_t* dst = dst_all + p * stride;
     for (int64_t j = 0; j < w_real; ++j) {
       int32_t sum = 0;
-      for (int64_t k = 0; k < K; ++k) {
+      for (int64_t k = 0; k < k_; ++k) {
         const int32_t v = value(k, n0 + j);
         sum += v;
         const int64_t off = qpanel_offset(lay, k, j, w);
@@ -135,7 +212,8 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
   }
 }
 
-void QPackedB::pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int32_t* sums) const {
+void QPackedB::pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int64_t stride,
+                              int32_t* sums) const {
   // B row-major (K x N): per panel and group of 4 k, four rows' bytes interleaved column by
   // column ([k / 4][w][k % 4]), 16 columns per step; a uint8 value u is stored as u - 128, which
   // as a byte is u ^ 0x80. The column sums from the same bytes, row by row.
@@ -144,7 +222,7 @@ void QPackedB::pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, in
   for (int64_t p = 0; p < panels(); ++p) {
     const int64_t n0 = p * panel_cols_, w_real = std::min<int64_t>(panel_cols_, N - n0);
     const int64_t w = std::min<int64_t>(panel_cols_, round_up(w_real, 16));
-    int8_t* dst = dst_all + p * panel_stride_;
+    int8_t* dst = dst_all + p * stride;
     for (int64_t k0 = 0; k0 < K; k0 += 4) {
       const uint8_t* r[4];
       for (int i = 0; i < 4; ++i) r[i] = k0 + i < K ? src + (k0 + i) * ld + n0 : nullptr;
@@ -225,16 +303,14 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
   const int64_t esize = ep.out_bytes();
   p1 = std::min(p1, b.panels());
   if (b.layout() == Int8Isa::Avx2) {
-    // Rows widened to uint16 once for all the panels, in runs that keep them in L2.
-    const int64_t kp = b.kp(), ld = avx2_widened_ld(kp), run = avx2_widened_rows(kp);
-    uint16_t* w = avx2_widened_buffer(std::min(run, m) * ld);
+    // Rows prepared once for all the panels (split or widened), in runs that keep them in L2.
+    const int64_t run = avx2_widened_rows(b.kp());
     for (int64_t i = 0; i < m; i += run) {
       const int64_t mi = std::min(run, m - i);
-      qwiden_rows_avx2(a + i * lda, lda, mi, kp, w, ld);
+      const Avx2Rows rows = avx2_rows(b, a + i * lda, lda, mi, p1 - p0);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
-        qpanel_avx2_w16(w, ld, mi, b.panel(p), kp / 4, n, static_cast<char*>(c) + (i * ldc + n0) * esize, ldc,
-                        ep.offset(i, n0));
+        rows.panel(b, p, n, static_cast<char*>(c) + (i * ldc + n0) * esize, ldc, ep.offset(i, n0));
       }
     }
     return;
@@ -295,16 +371,12 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
       // Panels inner: a row block's A stays in cache while the panels pass.
       const int64_t r = t / pgroups, p0 = (t % pgroups) * pg, p1 = std::min(panels, p0 + pg);
       const int64_t m0 = r * rb, m = std::min(rb, M - m0);
-      uint16_t* w = nullptr;
-      const int64_t ld = widen ? avx2_widened_ld(b.kp()) : 0;
-      if (widen) {
-        w = avx2_widened_buffer(m * ld);
-        qwiden_rows_avx2(a + m0 * lda, lda, m, b.kp(), w, ld);
-      }
+      Avx2Rows rows;
+      if (widen) rows = avx2_rows(b, a + m0 * lda, lda, m, p1 - p0);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
         char* block = static_cast<char*>(c) + (m0 * ldc + n0) * esize;
-        if (widen) qpanel_avx2_w16(w, ld, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
+        if (widen) rows.panel(b, p, n, block, ldc, tile_ep.offset(m0, n0));
         else fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
         if (act_pass) apply_epilogue(reinterpret_cast<float*>(block), ldc, m, n, act);
       }

@@ -66,15 +66,25 @@ class QPackedB {
   bool narrow() const { return narrow_; }
   // The packed layout: isa(), or AvxVnni's byte layout for a narrow AVX2 B.
   Int8Isa layout() const { return narrow_ ? Int8Isa::AvxVnni : isa_; }
+  // AVX2 only: panel p in the byte layout (AvxVnni's), which a wide B also has beside its int16
+  // panels, for rows of A whose bytes are mostly below 128 (qgemm.cpp, the split path); null on
+  // other ISAs.
+  const int8_t* byte_panel(int64_t p) const { return byte_data_ ? byte_data_ + p * byte_stride_ : nullptr; }
 
  private:
   void pack(const void* data, bool is_signed, int64_t ld, bool trans, int8_t* dst, int32_t* sums);
-  // pack()'s vector path for the VNNI/scalar layout of a row-major B.
-  void pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int32_t* sums) const;
+  // pack()'s vector path for the VNNI/scalar layout of a row-major B, panels stride bytes apart.
+  void pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int64_t stride,
+                      int32_t* sums) const;
+  // Any B, element by element (value(k, j): the stored signed value), into layout lay.
+  template <class Value>
+  void pack_generic(const Value& value, Int8Isa lay, int8_t* dst_all, int64_t stride, int32_t* sums) const;
 
   std::shared_ptr<int8_t[]> owned_;
   std::vector<int32_t> owned_sums_;
   const int8_t* data_ = nullptr;
+  const int8_t* byte_data_ = nullptr;
+  int64_t byte_stride_ = 0;
   const int32_t* col_sums_ = nullptr;
   Int8Isa isa_ = Int8Isa::Scalar;
   int64_t k_ = 0, kp_ = 0, n_ = 0, panel_stride_ = 0;

@@ -27,6 +27,15 @@ void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 // by vpmaddubsw (exact only for such weights: kernels/int8/qgemm_bytes_avx2.cpp).
 void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep);
+// AVX2's split form for a wide B (kernels/int8/qgemm_bytes_avx2.cpp): qsplit_rows_avx2 writes rows
+// [0, m) of A (kp bytes each) with the top bit cleared to lo (ldl apart) and lists each row's
+// k whose byte is >= 128 (row r's at hot_k[hot_start[r] .. hot_start[r + 1]), m + 1 starts);
+// false, with lo and the lists unfinished, when there are more than max_hot (or kp > 65536).
+// qpanel_avx2_split then computes the panel from lo and the lists (byte_panel).
+bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t* lo, int64_t ldl,
+                      int32_t* hot_start, uint16_t* hot_k, int64_t max_hot);
+void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
+                       const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep);
 void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                     int64_t ldc, const QEpilogue& ep);
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,

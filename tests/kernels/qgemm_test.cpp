@@ -23,6 +23,9 @@ struct Case {
   // whose positive values sum to <= 128 and negative ones to >= -128), with pairs at the bounds;
   // 2 the same but one pair one over the bound (the int16 form must be kept).
   int narrow = 0;
+  // A's bytes mostly below 128 (1 in 128 at 128-255, row 0 every 64th): AVX2's split form for wide B
+  // (the top bits cleared, 128 * b(k, :) added per byte >= 128); otherwise uniform (its fallback).
+  bool sparse_hot = false;
 };
 
 class QGemmTest : public testing::TestWithParam<Case> {};
@@ -58,10 +61,19 @@ TEST_P(QGemmTest, MatchesLoops) {
       put(k + 1, c.N - 1, 64);
     }
   }
-  // The first row at 255 and the second at 0: the largest pair sums the kernels can meet.
-  for (int64_t k = 0; k < c.K; ++k) {
-    a[static_cast<size_t>(k)] = 255;
-    if (c.M > 1) a[static_cast<size_t>(lda + k)] = 0;
+  if (c.sparse_hot) {
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t k = 0; k < lda; ++k) {
+        const bool hot = i == 0 ? k % 64 == 3 : byte(rng) % 128 == 0;
+        a[static_cast<size_t>(i * lda + k)] = static_cast<uint8_t>(hot ? 128 + byte(rng) % 128 : byte(rng) % 128);
+      }
+    if (c.M > 1) a[static_cast<size_t>(lda + 1)] = 255;
+  } else {
+    // The first row at 255 and the second at 0: the largest pair sums the kernels can meet.
+    for (int64_t k = 0; k < c.K; ++k) {
+      a[static_cast<size_t>(k)] = 255;
+      if (c.M > 1) a[static_cast<size_t>(lda + k)] = 0;
+    }
   }
   std::vector<int32_t> bz(static_cast<size_t>(c.N), 0);
   if (c.b_zeros)
@@ -172,7 +184,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                                          // its 5-row tiles, odd K, uint8 B, and one pair over.
                                          Case{24, 48, 64, true, 128, false, 1}, Case{13, 20, 37, true, 0, true, 1},
                                          Case{7, 33, 130, false, 200, false, 1}, Case{11, 16, 9, false, 3, true, 1},
-                                         Case{24, 48, 64, true, 128, false, 2}, Case{9, 33, 131, false, 7, false, 2}));
+                                         Case{24, 48, 64, true, 128, false, 2}, Case{9, 33, 131, false, 7, false, 2},
+                                         // Wide B, A mostly under 128 (the split form, used where a
+                                         // task's panels x K >= 2048): tails of its 5-row tiles,
+                                         // odd K, uint8 B with zero points...
+                                         Case{40, 48, 2050, true, 3, false, 0, true}, Case{23, 33, 2051, false, 7, true, 0, true},
+                                         Case{6, 20, 2100, true, 5, false, 0, true},
+                                         // ... and where it is not (too few panels per task).
+                                         Case{97, 130, 300, true, 0, false, 0, true}));
 
 }  // namespace
 }  // namespace fusor::int8
