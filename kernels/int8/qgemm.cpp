@@ -62,6 +62,7 @@ bool split_allowed() {
 // their bytes is >= 128, else widened to uint16. A hot byte costs the split form about eight
 // vector operations per 16 columns and its listing, a byte saves it under one against the widened
 // kernel.
+//
 // Preparing the split form costs more than widening (the lists), so it pays only where enough
 // panels read the rows: panels x kp >= kSplitMinWork (qconv_bench, Relu-like inputs, split vs
 // widened: 3x3 convs of K 1152-4608 0.85-0.89, 1x1 320 -> 1280 0.88, but 144 -> 24 (2 panels)
@@ -340,14 +341,14 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   if (M <= 0 || b.n() <= 0) return;
   const QPanelFn fn = panel_fn(b);
   const int64_t esize = ep.out_bytes();
-  // AVX2 widens a task's rows to uint16 once for a group of panels (qgemm_rows above); the other
-  // paths read A as it is, one panel per task.
-  const bool widen = b.layout() == Int8Isa::Avx2;
+  // AVX2 (a wide B) prepares a task's rows once for a group of panels, split or widened
+  // (avx2_rows above); the other paths read A as it is, one panel per task.
+  const bool prepared = b.layout() == Int8Isa::Avx2;
   // Rows per task: a multiple of most kernels' row tiles (5-row: one 1-row tile; AVX2's 6-row).
-  const int64_t rb = widen ? std::min<int64_t>(96, avx2_widened_rows(b.kp())) : 96;
+  const int64_t rb = prepared ? std::min<int64_t>(96, avx2_widened_rows(b.kp())) : 96;
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
   int64_t pg = 1;  // panels per task
-  if (widen) {
+  if (prepared) {
     // All of them unless the row blocks are too few to give every thread ~4 tasks.
     const int64_t want = 4 * (pool ? pool->num_threads() : 1);
     const int64_t split = std::clamp<int64_t>((want + row_blocks - 1) / row_blocks, 1, panels);
@@ -372,11 +373,11 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
       const int64_t r = t / pgroups, p0 = (t % pgroups) * pg, p1 = std::min(panels, p0 + pg);
       const int64_t m0 = r * rb, m = std::min(rb, M - m0);
       Avx2Rows rows;
-      if (widen) rows = avx2_rows(b, a + m0 * lda, lda, m, p1 - p0);
+      if (prepared) rows = avx2_rows(b, a + m0 * lda, lda, m, p1 - p0);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
         char* block = static_cast<char*>(c) + (m0 * ldc + n0) * esize;
-        if (widen) rows.panel(b, p, n, block, ldc, tile_ep.offset(m0, n0));
+        if (prepared) rows.panel(b, p, n, block, ldc, tile_ep.offset(m0, n0));
         else fn(a + m0 * lda, lda, m, b.panel(p), b.kp() / 4, n, block, ldc, tile_ep.offset(m0, n0));
         if (act_pass) apply_epilogue(reinterpret_cast<float*>(block), ldc, m, n, act);
       }
