@@ -177,8 +177,10 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
   data_ = dst_all;
   col_sums_ = sums;
   shift_ = is_signed ? 0 : 128;
-  // A wide AVX2 B also gets the byte layout, after the int16 panels (byte_panel).
-  byte_data_ = narrow_ ? dst_all : lay == Int8Isa::Avx2 ? dst_all + panels() * panel_stride_ : nullptr;
+  // A wide AVX2 B also gets the byte layout, after the int16 panels (byte_panel), unless too
+  // small for the split form ever to be used (avx2_rows: panels x kp >= kSplitMinWork).
+  const bool bytes_too = lay == Int8Isa::Avx2 && panels() * kp_ >= kSplitMinWork;
+  byte_data_ = narrow_ ? dst_all : bytes_too ? dst_all + panels() * panel_stride_ : nullptr;
   byte_stride_ = (kp_ / 4) * panel_cols_ * 4;
   if (lay == Int8Isa::Avx2) pack_generic(value, Int8Isa::Avx2, dst_all, panel_stride_, sums);
   if (lay != Int8Isa::Avx2 || byte_data_) {
