@@ -14,6 +14,7 @@ namespace fusor::int8 {
 struct QEpilogueAvx2 {
   static constexpr int kMaxVectors = 2;
 
+  // For n <= 16 columns; the panel kernels then call load_column(0) and load_column(1).
   QEpilogueAvx2(const QEpilogue& e, int64_t n) : ep(e), cols(n) {
     lo = _mm256_set1_ps(static_cast<float>(e.qmin));
     hi = _mm256_set1_ps(static_cast<float>(e.qmax));
@@ -61,7 +62,7 @@ struct QEpilogueAvx2 {
       f = _mm256_fmadd_ps(t, rt, _mm256_fmadd_ps(_mm256_cvtepi32_ps(ri), rz, rc));
     }
     f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
-    const __m256i q = _mm256_cvtps_epi32(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m256i q = _mm256_cvtps_epi32(f);  // rounds to nearest even, as nearbyint in qepilogue_scalar
     const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     const __m128i p8 = ep.out == QEpilogue::Out::S8 ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
     uint8_t* y = static_cast<uint8_t*>(c) + at;
@@ -93,7 +94,7 @@ struct QEpilogueAvx2 {
         f = _mm256_fmadd_ps(t, rt, _mm256_fmadd_ps(_mm256_cvtepi32_ps(ri), rz, rc));
       }
       f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
-      return _mm256_cvtps_epi32(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      return _mm256_cvtps_epi32(f);
     };
     const __m256i q0 = quantize(acc0, 0), q1 = quantize(acc1, 1);
     // packs works within 128-bit lanes: [q0 lo, q1 lo | q0 hi, q1 hi] as int16, put back in order.
@@ -119,22 +120,18 @@ struct QEpilogueAvx2 {
   __m256 lo, hi, clo, chi, rt, rz, rc;
 };
 
-// The epilogue of a tile of rows [i, i + mr) (mr <= MR) and n <= 16 columns, acc[r][0..1], into c
-// (ldc elements per row): 16 requantized bytes per row in one store where packs16(), else vector by
+// The epilogue of a tile of rows [i, i + mr) (mr <= MR) of a panel, acc[r][0..1], through e (made
+// once per panel call from the panel's QEpilogue, rows counted from the panel's row 0 at c, ldc
+// elements per row): 16 requantized bytes per row in one store where packs16(), else vector by
 // vector. Loops unrolled completely so that acc stays in registers.
 template <int MR>
-[[gnu::always_inline]] inline void qstore_tile_avx2(const QEpilogue& ep, int64_t i, int64_t mr, int64_t n,
+[[gnu::always_inline]] inline void qstore_tile_avx2(const QEpilogueAvx2& e, int64_t i, int64_t mr,
                                                    const __m256i (*acc)[2], void* c, int64_t ldc) {
-  const QEpilogue e0 = ep.offset(i, 0);
-  QEpilogueAvx2 e(e0, n);
-  e.load_column(0);
-  e.load_column(1);
-  char* ci = static_cast<char*>(c) + i * ldc * ep.out_bytes();
   if (e.packs16()) {
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
       if (r >= mr) break;
-      e.store16(acc[r][0], acc[r][1], r, ci, ldc);
+      e.store16(acc[r][0], acc[r][1], i + r, c, ldc);
     }
     return;
   }
@@ -142,7 +139,7 @@ template <int MR>
   for (int r = 0; r < MR; ++r) {
     if (r >= mr) break;
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) e.store(acc[r][v], r, v, ci, ldc);
+    for (int v = 0; v < 2; ++v) e.store(acc[r][v], i + r, v, c, ldc);
   }
 }
 

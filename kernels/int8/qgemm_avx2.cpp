@@ -69,6 +69,9 @@ void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                      int64_t ldc, const QEpilogue& ep) {
   constexpr int MR = 6;
+  QEpilogueAvx2 e(ep, n);  // once per panel: its column constants and clamps
+  e.load_column(0);
+  e.load_column(1);
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     const uint16_t* w16 = a + i * lda;
@@ -88,7 +91,7 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
     } else {
       panel_rows<1>(w16, lda, panel, kq, acc);
     }
-    qstore_tile_avx2<MR>(ep, i, mr, n, acc, c, ldc);
+    qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
 #pragma GCC diagnostic pop
   }
 }

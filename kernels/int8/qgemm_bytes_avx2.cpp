@@ -83,11 +83,14 @@ template <int MR>
 void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep) {
   constexpr int MR = 5;
+  QEpilogueAvx2 e(ep, n);  // once per panel: its column constants and clamps
+  e.load_column(0);
+  e.load_column(1);
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     __m256i acc[MR][2];
     byte_tiles(a + i * lda, lda, mr, panel, kq, acc);
-    qstore_tile_avx2<MR>(ep, i, mr, n, acc, c, ldc);
+    qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
   }
 }
 
@@ -129,6 +132,9 @@ bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                        const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep) {
   constexpr int MR = 5;
+  QEpilogueAvx2 e(ep, n);  // once per panel: its column constants and clamps
+  e.load_column(0);
+  e.load_column(1);
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     __m256i acc[MR][2];
@@ -150,7 +156,7 @@ void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* 
         acc[r][1] = _mm256_add_epi32(acc[r][1], t1);
       }
     }
-    qstore_tile_avx2<MR>(ep, i, mr, n, acc, c, ldc);
+    qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
   }
 }
 
