@@ -78,6 +78,7 @@ struct Avx2Rows {
 
   void panel(const QPackedB& b, int64_t p, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) const {
     if (split) qpanel_avx2_split(lo, ld, m, b.byte_panel(p), kq, n, starts, hot, c, ldc, ep);
+    else if (n <= 8) qpanel_avx2_w16_half(w, ld, m, b.panel(p), kq, n, c, ldc, ep);
     else qpanel_avx2_w16(w, ld, m, b.panel(p), kq, n, c, ldc, ep);
   }
 };

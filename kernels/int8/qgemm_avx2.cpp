@@ -28,6 +28,7 @@ template <int MR>
   // Local accumulators, copied out at the end (accumulating into out directly can make GCC keep
   // them in the caller's array, a load and a store beside every vpaddd), and one pair of k per
   // step, not unrolled: unrolled over a group's two pairs, GCC held four B vectors and spilled.
+  // (Written out for two vectors: a loop over them put two accumulators back on the stack.)
   __m256i acc[MR][2];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
@@ -50,6 +51,27 @@ template <int MR>
     out[r][0] = acc[r][0];
     out[r][1] = acc[r][1];
   }
+}
+
+// panel_rows for the panel's first 8 columns only: out[r][0].
+template <int MR>
+[[gnu::always_inline]] inline void half_rows(const uint16_t* w16, int64_t ld, const int8_t* panel, int64_t kq,
+                                            __m256i (*out)[2]) {
+  __m256i acc[MR];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) acc[r] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+  for (int64_t h = 0; h < 2 * kq; ++h) {
+    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + h * 64));
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      int32_t v;
+      std::memcpy(&v, w16 + r * ld + 2 * h, 4);
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(_mm256_set1_epi32(v), b0));
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) out[r][0] = acc[r];
 }
 
 }  // namespace
@@ -93,6 +115,29 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
     }
     qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
 #pragma GCC diagnostic pop
+  }
+}
+
+// A panel of at most 8 columns (the last of an N % 16 in 1..8: 24, 40 output channels): one
+// vector per row, tiles of 12 rows (12 accumulators), where the 16-column tile would compute as
+// many wasted columns as real ones.
+void qpanel_avx2_w16_half(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
+                          void* c, int64_t ldc, const QEpilogue& ep) {
+  constexpr int MR = 12;
+  QEpilogueAvx2 e(ep, n);
+  e.load_column(0);
+  for (int64_t i = 0; i < m; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, m - i);
+    const uint16_t* w16 = a + i * lda;
+    __m256i acc[MR][2];
+    if (mr == MR) {
+      half_rows<MR>(w16, lda, panel, kq, acc);
+    } else {
+      int64_t r = 0;
+      for (; r + 4 <= mr; r += 4) half_rows<4>(w16 + r * lda, lda, panel, kq, acc + r);
+      for (; r < mr; ++r) half_rows<1>(w16 + r * lda, lda, panel, kq, acc + r);
+    }
+    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
   }
 }
 

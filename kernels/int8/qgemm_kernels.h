@@ -23,6 +23,9 @@ void qpanel_scalar(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel
 void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                      int64_t ldc, const QEpilogue& ep);
 void qwiden_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint16_t* w, int64_t ldw);
+// qpanel_avx2_w16 for a panel of n <= 8 columns (one vector per row, 12-row tiles).
+void qpanel_avx2_w16_half(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
+                          void* c, int64_t ldc, const QEpilogue& ep);
 // AVX2 with narrow weights (QPackedB::narrow()): A read as it is, B in the VNNI byte layout, products
 // by vpmaddubsw (exact only for such weights: kernels/int8/qgemm_bytes_avx2.cpp).
 void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
