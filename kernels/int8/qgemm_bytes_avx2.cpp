@@ -7,16 +7,17 @@
 // reduce_range quantization) and fails for most full-range 8-bit weights.
 //
 // B has the byte layout of the VNNI kernels ([k / 4][16 columns][k % 4]); A is read as it is,
-// four bytes of a row per broadcast.
+// four bytes of a row per broadcast. Tiles of 5 rows x 16 columns: with six, the twelve
+// accumulators, the two B vectors, the broadcast, the ones and a product need 17 YMM registers
+// and GCC kept an accumulator on the stack (the kernel is bound by its multiplies, two per 32
+// products, at any row count).
 //
 // The split form (qsplit_rows_avx2, qpanel_avx2_split) serves full-range weights too: A's bytes
 // with their top bit cleared ([0, 127]: 2 * 127 * 128 = 32512, no pair can saturate, whatever
-// the weights) through the same loop, then 128 * b(k, :) added for each byte that was >= 128. Worth it where such bytes are rare: activations after Relu or Clip with a
-// zero point near 0 (under 1% of ResNet-18's and MobileNet v2's conv inputs); qgemm.cpp falls back
-// to the widened kernel for a block of rows with more. Tiles of 5 rows x 16 columns: with six, the ten accumulators'
-// two more, the two B vectors, the broadcast, the ones and a product need 17 YMM registers and GCC
-// kept an accumulator on the stack (the kernel is bound by its multiplies, two per 32 products,
-// at any row count).
+// the weights) through the same loop, then 128 * b(k, :) added for each byte that was >= 128.
+// Worth it where such bytes are rare: activations after Relu or Clip with a zero point near 0
+// (under 1% of ResNet-18's and MobileNet v2's conv inputs); qgemm.cpp falls back to the widened
+// kernel for a block of rows with more.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -58,8 +59,6 @@ template <int MR>
   }
 }
 
-}  // namespace
-
 // The tiles of rows [i, i + mr) (mr <= 5) into acc through byte_rows: rows [0, mr) of acc written.
 [[gnu::always_inline]] inline void byte_tiles(const uint8_t* ai, int64_t lda, int64_t mr, const int8_t* panel,
                                               int64_t kq, __m256i (*acc)[2]) {
@@ -74,6 +73,8 @@ template <int MR>
     byte_rows<1>(ai, lda, panel, kq, acc);
   }
 }
+
+}  // namespace
 
 // Rows [0, mr) of acc are written by byte_tiles and only they are read (no initializer: it cost a
 // rep stos per tile; GCC cannot see that the others stay unread).
