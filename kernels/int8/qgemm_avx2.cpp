@@ -6,9 +6,11 @@
 // A is read widened to uint16 (qwiden_rows_avx2: vpmovzxbw, 16 bytes per step), so that a pair
 // of k of a row is one 32-bit broadcast load: per pair and row 2 vpmaddwd and 2 vpaddd for 32
 // products and no other ALU work. qgemm_rows and qgemm widen a row block once for all the panels
-// that read it (qwiden_rows_avx2, then qpanel_avx2_w16 per panel). The
-// in-register alternative, a vpshufb per broadcast of the raw bytes, measured 4-26% slower on the
-// ResNet-18 and MobileNet layers of bench/qconv_bench (6% faster on the 7x7 stem, K = 147).
+// that read it (qwiden_rows_avx2, then qpanel_avx2_w16 per panel, qpanel_avx2_w16_half for a last
+// panel of at most 8 columns), unless its weights or its bytes allow vpmaddubsw exactly
+// (kernels/int8/qgemm_bytes_avx2.cpp). The in-register alternative to widening, a vpshufb per
+// broadcast of the raw bytes, measured 4-26% slower on the ResNet-18 and MobileNet layers of
+// bench/qconv_bench (6% faster on the 7x7 stem, K = 147).
 #include <immintrin.h>
 
 #include <algorithm>
