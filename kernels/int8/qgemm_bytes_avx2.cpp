@@ -81,8 +81,12 @@ template <int MR>
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
-                       int64_t ldc, const QEpilogue& ep) {
+// The panel over rows [0, m) of a (bytes, lda apart): per 5-row tile byte_tiles, then fix(i, mr,
+// acc) (the split form's high bits, or nothing), then the epilogue.
+template <class Fix>
+[[gnu::always_inline]] inline void byte_panel(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel,
+                                              int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
+                                              Fix fix) {
   constexpr int MR = 5;
   QEpilogueAvx2 e(ep, n);  // once per panel: its column constants and clamps
   e.load_column(0);
@@ -91,8 +95,14 @@ void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* p
     const int64_t mr = std::min<int64_t>(MR, m - i);
     __m256i acc[MR][2];
     byte_tiles(a + i * lda, lda, mr, panel, kq, acc);
+    fix(i, mr, acc);
     qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
   }
+}
+
+void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
+                       int64_t ldc, const QEpilogue& ep) {
+  byte_panel(a, lda, m, panel, kq, n, c, ldc, ep, [](int64_t, int64_t, __m256i (*)[2]) {});
 }
 
 bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t* lo, int64_t ldl,
@@ -132,18 +142,11 @@ bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                        const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep) {
-  constexpr int MR = 5;
-  QEpilogueAvx2 e(ep, n);  // once per panel: its column constants and clamps
-  e.load_column(0);
-  e.load_column(1);
-  for (int64_t i = 0; i < m; i += MR) {
-    const int64_t mr = std::min<int64_t>(MR, m - i);
-    __m256i acc[MR][2];
-    byte_tiles(lo + i * lda, lda, mr, bytes, kq, acc);
-    // The high bits: + 128 * b(k, :) for each byte >= 128, from the byte panel the tile has just
-    // read (in cache: reading the int16 panel instead missed it, and FF2 of a dynamically quantized
-    // bert_like took 1.07-1.17 times the widened kernel's time). Column j's four k of a group are
-    // the bytes of its 32-bit lane: k's is shifted to the top, back down with its sign, times 128.
+  // The high bits: + 128 * b(k, :) for each byte >= 128, from the byte panel the tile has just
+  // read (in cache: reading the int16 panel instead missed it, and FF2 of a dynamically quantized
+  // bert_like took 1.07-1.17 times the widened kernel's time). Column j's four k of a group are
+  // the bytes of its 32-bit lane: k's is shifted to the top, back down with its sign, times 128.
+  auto high_bits = [&](int64_t i, int64_t mr, __m256i (*acc)[2]) {
     for (int64_t r = 0; r < mr; ++r) {
       for (int32_t h = hot_start[i + r]; h < hot_start[i + r + 1]; ++h) {
         const int64_t k = hot_k[h];
@@ -157,8 +160,8 @@ void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* 
         acc[r][1] = _mm256_add_epi32(acc[r][1], t1);
       }
     }
-    qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
-  }
+  };
+  byte_panel(lo, lda, m, bytes, kq, n, c, ldc, ep, high_bits);
 }
 
 #pragma GCC diagnostic pop
