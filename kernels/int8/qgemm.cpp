@@ -49,6 +49,10 @@ uint16_t* avx2_widened_buffer(int64_t elems) {
 
 constexpr int64_t kSplitMinWork = 2048;
 
+// Whether a wide AVX2 B of kp (K rounded to 4) and panels also gets the byte layout: only if the
+// split form can ever be used on it (avx2_rows: a task's panels x kp >= kSplitMinWork).
+bool avx2_byte_copy(int64_t kp, int64_t panels) { return panels * kp >= kSplitMinWork; }
+
 bool split_allowed() {
   static const bool allowed = [] {
     const char* e = std::getenv("FUSOR_INT8_SPLIT");
@@ -116,9 +120,11 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
 
 int64_t QPackedB::storage_bytes(int64_t K, int64_t N, Int8Isa isa) {
   const int64_t cols = qpanel_cols(isa), kp = round_up(std::max<int64_t>(K, 1), 4);
-  // AVX2: the int16 pair layout (8 bytes per column and group of 4 k) and the byte layout (4).
-  const int64_t stride = (kp / 4) * cols * (isa == Int8Isa::Avx2 ? 12 : 4);
-  return std::max<int64_t>((N + cols - 1) / cols, 1) * stride + 64;
+  const int64_t panels = std::max<int64_t>((N + cols - 1) / cols, 1);
+  // AVX2: the int16 pair layout (8 bytes per column and group of 4 k), and the byte layout (4)
+  // where a wide B keeps it too; a narrow B takes the byte layout alone, within the same bytes.
+  const int64_t per_kq = isa != Int8Isa::Avx2 ? 4 : avx2_byte_copy(kp, panels) ? 12 : 8;
+  return panels * (kp / 4) * cols * per_kq + 64;
 }
 
 QPackedB::QPackedB(const void* data, bool is_signed, int64_t K, int64_t N, int64_t ld, bool trans, Int8Isa isa)
@@ -179,16 +185,17 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
   col_sums_ = sums;
   shift_ = is_signed ? 0 : 128;
   // A wide AVX2 B also gets the byte layout, after the int16 panels (byte_panel), unless too
-  // small for the split form ever to be used (avx2_rows: panels x kp >= kSplitMinWork).
-  const bool bytes_too = lay == Int8Isa::Avx2 && panels() * kp_ >= kSplitMinWork;
-  byte_data_ = narrow_ ? dst_all : bytes_too ? dst_all + panels() * panel_stride_ : nullptr;
+  // small for the split form ever to be used.
+  const bool byte_copy = lay == Int8Isa::Avx2 && avx2_byte_copy(kp_, panels());
+  byte_data_ = narrow_ ? dst_all : byte_copy ? dst_all + panels() * panel_stride_ : nullptr;
   byte_stride_ = (kp_ / 4) * panel_cols_ * 4;
   if (lay == Int8Isa::Avx2) pack_generic(value, Int8Isa::Avx2, dst_all, panel_stride_, sums);
-  if (lay != Int8Isa::Avx2 || byte_data_) {
+  if (lay != Int8Isa::Avx2 || byte_copy) {
     int8_t* const dst = byte_data_ ? const_cast<int8_t*>(byte_data_) : dst_all;
     const int64_t stride = byte_data_ ? byte_stride_ : panel_stride_;
-    if (!trans) pack_rows_vnni(u8, is_signed, ld, dst, stride, sums);
-    else pack_generic(value, Int8Isa::AvxVnni, dst, stride, sums);
+    int32_t* const byte_sums = byte_copy ? nullptr : sums;  // a byte copy: the int16 pass summed
+    if (!trans) pack_rows_vnni(u8, is_signed, ld, dst, stride, byte_sums);
+    else pack_generic(value, Int8Isa::AvxVnni, dst, stride, byte_sums);
   }
 }
 
@@ -211,7 +218,7 @@ void QPackedB::pack_generic(const Value& value, Int8Isa lay, int8_t* dst_all, in
           dst[off] = static_cast<int8_t>(v);
         }
       }
-      sums[n0 + j] = sum;
+      if (sums) sums[n0 + j] = sum;
     }
   }
 }
@@ -249,6 +256,7 @@ void QPackedB::pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, in
         for (int i = 0; i < 4; ++i) q[j * 4 + i] = r[i] ? static_cast<int8_t>(r[i][j] ^ (is_signed ? 0 : 0x80)) : 0;
     }
   }
+  if (!sums) return;
   std::fill(sums, sums + N, 0);
   for (int64_t k = 0; k < K; ++k) {
     const uint8_t* row = src + k * ld;

@@ -73,7 +73,8 @@ class QPackedB {
 
  private:
   void pack(const void* data, bool is_signed, int64_t ld, bool trans, int8_t* dst, int32_t* sums);
-  // pack()'s vector path for the VNNI/scalar layout of a row-major B, panels stride bytes apart.
+  // pack()'s vector path for the VNNI/scalar layout of a row-major B, panels stride bytes apart;
+  // sums null: no column sums (pack_generic likewise).
   void pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int64_t stride,
                       int32_t* sums) const;
   // Any B, element by element (value(k, j): the stored signed value), into layout lay.

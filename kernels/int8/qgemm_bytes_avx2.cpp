@@ -74,8 +74,6 @@ template <int MR>
   }
 }
 
-}  // namespace
-
 // Rows [0, mr) of acc are written by byte_tiles and only they are read (no initializer: it cost a
 // rep stos per tile; GCC cannot see that the others stay unread).
 #pragma GCC diagnostic push
@@ -99,6 +97,10 @@ template <class Fix>
     qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
   }
 }
+
+#pragma GCC diagnostic pop
+
+}  // namespace
 
 void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep) {
@@ -163,7 +165,5 @@ void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* 
   };
   byte_panel(lo, lda, m, bytes, kq, n, c, ldc, ep, high_bits);
 }
-
-#pragma GCC diagnostic pop
 
 }  // namespace fusor::int8
