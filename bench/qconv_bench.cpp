@@ -6,7 +6,10 @@
 //
 // QConv runs one thread, QConv_2T two; QConvNarrow is QConv with 7-bit weights ([-64, 64]: on AVX2
 // without VNNI, the vpmaddubsw kernel of kernels/int8/qgemm_bytes_avx2.cpp), QConvRelu with inputs
-// as after a Relu (bytes >= 128 rare: AVX2's split form, FUSOR_INT8_SPLIT=0 to compare); QConvColdW and QConvColdW_2T cycle through copies of the
+// as after a Relu (bytes >= 128 rare: AVX2's split form), QConvClean with every input byte below
+// 128 (AVX2: the byte kernel in place), QConvCentred with inputs around a zero point of 128 as
+// after a linear bottleneck (AVX2's centred form); FUSOR_INT8_SPLIT=0 widens all of them (the
+// comparison). QConvColdW and QConvColdW_2T cycle through copies of the
 // weights (48 MB or more of them, past L2 and most of L3, as BM_FusorColdB in gemm_bench.cpp),
 // so that each run reads its weights cold, as a model's layers do. GOPS counts 2 * MACs, so it compares with conv_bench's
 // GFLOPs; the VNNI peak is what BM_VnniPeak measures (bench/fma_peak.h: 872 GOP/s per core on this
@@ -44,13 +47,18 @@ const Layer kLayers[] = {
     {"mv2_project_1x1_144_24", 144, 56, 56, 24, 1, 1, 0, 1},
     {"mv2_dw_3x3_960", 960, 7, 7, 960, 3, 1, 1, 960},
     {"mv2_1x1_320_1280", 320, 7, 7, 1280, 1, 1, 0, 1},
+    {"mv2_expand_1x1_96_576_14", 96, 14, 14, 576, 1, 1, 0, 1},
+    {"mv2_expand_1x1_160_960_7", 160, 7, 7, 960, 1, 1, 0, 1},
+    {"mv2_project_1x1_576_96_14", 576, 14, 14, 96, 1, 1, 0, 1},
+    {"mv2_project_1x1_960_160_7", 960, 7, 7, 160, 1, 1, 0, 1},
 };
 
 // narrow: weights in [-64, 64] (quantize_static's reduce_range), which AVX2 without VNNI
 // multiplies with vpmaddubsw (QPackedB::narrow); otherwise full-range [-127, 127].
-// relu_like: input bytes as after a Relu with zero point 0 (1 in 100 at 128 or more: AVX2's split
-// form for full-range weights, QPackedB::byte_panel); otherwise uniform over 0-255.
-void run_layer(benchmark::State& st, int threads, bool cold, bool narrow = false, bool relu_like = false) {
+// The input bytes: uniform over 0-255; as after a Relu with zero point 0 (1 in 100 at 128 or more);
+// all below 128; around 128 (a spread of about 20, 1 in 2000 outside [64, 192]).
+enum class Input { Uniform, ReluLike, Clean, Centred };
+void run_layer(benchmark::State& st, int threads, bool cold, bool narrow = false, Input in = Input::Uniform) {
   const Layer& L = kLayers[st.range(0)];
   st.SetLabel(L.name);
   const Conv2dShape s = bench::conv_shape(L);
@@ -60,13 +68,21 @@ void run_layer(benchmark::State& st, int threads, bool cold, bool narrow = false
   std::vector<int8_t> w(static_cast<size_t>(L.oc * cg * taps));
   std::vector<float> ws(static_cast<size_t>(L.oc));
   std::vector<int32_t> bias(static_cast<size_t>(L.oc));
-  for (auto& v : x) v = static_cast<uint8_t>(relu_like && g() % 100 != 0 ? g() % 128 : g() % 256);
+  std::normal_distribution<float> around(128.0f, 20.0f);
+  for (auto& v : x) {
+    switch (in) {
+      case Input::Uniform: v = static_cast<uint8_t>(g() % 256); break;
+      case Input::ReluLike: v = static_cast<uint8_t>(g() % 100 != 0 ? g() % 128 : g() % 256); break;
+      case Input::Clean: v = static_cast<uint8_t>(g() % 128); break;
+      case Input::Centred: v = static_cast<uint8_t>(std::clamp(std::lround(around(g)), 0L, 255L)); break;
+    }
+  }
   for (auto& v : w) v = static_cast<int8_t>(narrow ? static_cast<int>(g() % 129) - 64 : static_cast<int>(g() % 255) - 127);
   for (auto& v : ws) v = 0.001f + 0.0001f * static_cast<float>(g() % 10);
   for (auto& v : bias) v = static_cast<int32_t>(g() % 2000) - 1000;
   int8::QConvSpec spec;
   spec.out_c = L.oc, spec.in_c_per_group = cg, spec.k_h = spec.k_w = L.k, spec.group = L.group;
-  spec.x = {0.02f, 3};
+  spec.x = {0.02f, in == Input::Centred ? 128 : 3};
   spec.y = {0.05f, 0};
   spec.act_lo = 0;
   std::vector<float> bias_scale(ws.size());
@@ -99,7 +115,9 @@ void BM_QConv_2T(benchmark::State& st) { run_layer(st, 2, false); }
 void BM_QConvColdW(benchmark::State& st) { run_layer(st, 1, true); }
 void BM_QConvColdW_2T(benchmark::State& st) { run_layer(st, 2, true); }
 void BM_QConvNarrow(benchmark::State& st) { run_layer(st, 1, false, true); }
-void BM_QConvRelu(benchmark::State& st) { run_layer(st, 1, false, false, true); }
+void BM_QConvRelu(benchmark::State& st) { run_layer(st, 1, false, false, Input::ReluLike); }
+void BM_QConvClean(benchmark::State& st) { run_layer(st, 1, false, false, Input::Clean); }
+void BM_QConvCentred(benchmark::State& st) { run_layer(st, 1, false, false, Input::Centred); }
 
 // The machine's vpdpbusd peak on one core (bench/fma_peak.h: 24 chains in registers).
 void BM_VnniPeak(benchmark::State& st) {
@@ -118,6 +136,8 @@ BENCHMARK(BM_QConvColdW)->Apply(layers);
 BENCHMARK(BM_QConvColdW_2T)->Apply(layers)->UseRealTime();
 BENCHMARK(BM_QConvNarrow)->Apply(layers);
 BENCHMARK(BM_QConvRelu)->Apply(layers);
+BENCHMARK(BM_QConvClean)->Apply(layers);
+BENCHMARK(BM_QConvCentred)->Apply(layers);
 
 }  // namespace
 

@@ -40,6 +40,9 @@ struct QEpilogueAvx2 {
       mul[v] = _mm256_castsi256_ps(load_i32(reinterpret_cast<const int32_t*>(ep.mult) + 8 * v, width[v]));
       add[v] = _mm256_castsi256_ps(load_i32(reinterpret_cast<const int32_t*>(ep.add) + 8 * v, width[v]));
     }
+    if (v == 1)
+      packs = width[0] == 8 && width[1] == 8 && (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) &&
+              !ep.row_sums;
   }
 
   void store(__m256i acc, int64_t r, int v, void* c, int64_t ldc) const {
@@ -87,10 +90,9 @@ struct QEpilogueAvx2 {
   }
 
   // Whether store16 may finish both vectors: both full, bytes out, no row sums.
-  bool packs16() const {
-    return width[0] == 8 && width[1] == 8 && (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) &&
-           !ep.row_sums;
-  }
+  // Set by load_column(1) (a flag: comparing width[] per tile, GCC stored the two ints and read them
+  // back as one eight-byte load, a store-forwarding stall in every tile).
+  bool packs16() const { return packs; }
   // store() of vectors 0 and 1 of row r when packs16(), as one 16-byte store (the same arithmetic,
   // the residual's 16 bytes read at once).
   void store16(__m256i acc0, __m256i acc1, int64_t r, void* c, int64_t ldc) const {
@@ -130,6 +132,7 @@ struct QEpilogueAvx2 {
   __m256 mul[kMaxVectors] = {}, add[kMaxVectors] = {};
   __m256 lo, hi, clo, chi, rt, rz, rc, alo, ahi;
   bool act_clamp = true;
+  bool packs = false;
 };
 
 // The epilogue of a tile of rows [i, i + mr) (mr <= MR) of a panel, acc[r][0..1], through e (made

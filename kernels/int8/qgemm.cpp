@@ -47,11 +47,15 @@ uint16_t* avx2_widened_buffer(int64_t elems) {
   return buf.data();
 }
 
-constexpr int64_t kSplitMinWork = 2048;
-
-// Whether a wide AVX2 B of kp (K rounded to 4) and panels also gets the byte layout: only if the
-// split form can ever be used on it (avx2_rows: a task's panels x kp >= kSplitMinWork).
-bool avx2_byte_copy(int64_t kp, int64_t panels) { return panels * kp >= kSplitMinWork; }
+// Panels a task's rows must feed for the split and centred forms to pay for their preparation
+// (avx2_rows). FUSOR_INT8_SPLIT_MIN_PANELS overrides it (tuning).
+int64_t split_min_panels() {
+  static const int64_t v = [] {
+    const char* e = std::getenv("FUSOR_INT8_SPLIT_MIN_PANELS");
+    return e ? static_cast<int64_t>(std::atoll(e)) : int64_t{3};
+  }();
+  return v;
+}
 
 bool split_allowed() {
   static const bool allowed = [] {
@@ -61,28 +65,40 @@ bool split_allowed() {
   return allowed;
 }
 
-// Rows [0, m) of A prepared for the AVX2 panels of a wide B: the split form (kernels/int8/
-// qgemm_bytes_avx2.cpp: top bits cleared, a list of the bytes >= 128) when at most 1 in 64 of
-// their bytes is >= 128, else widened to uint16. A hot byte costs the split form about eight
-// vector operations per 16 columns and its listing, a byte saves it under one against the widened
-// kernel.
-//
-// Preparing the split form costs more than widening (the lists), so it pays only where enough
-// panels read the rows: panels x kp >= kSplitMinWork (qconv_bench, Relu-like inputs, split vs
-// widened: 3x3 convs of K 1152-4608 0.85-0.89, 1x1 320 -> 1280 0.88, but 144 -> 24 (2 panels)
-// 1.26 and 24 -> 144 (9 panels) 1.20). FUSOR_INT8_SPLIT=0 always widens (comparisons). The buffers
-// are the calling thread's.
+// Rows [0, m) of A prepared for the AVX2 panels of a wide B, by what their bytes hold:
+// - every byte below 128: the byte kernel reads them in place (vpmaddubsw cannot saturate on
+//   [0, 127], whatever the weights; nothing to prepare);
+// - at most 1 in 64 of them >= 128: the split form (kernels/int8/qgemm_bytes_avx2.cpp: top bits
+//   cleared, a list of the bytes >= 128);
+// - at most 1 in 64 outside [64, 192]: the centred form (the same file: d = a - 128, the weights
+//   flipped to unsigned, the bytes with |d| > 64 listed);
+// - else widened to uint16.
+// A listed byte costs about eight vector operations per 16 columns, a byte saves under one against
+// the widened kernel. The split and centred forms write a copy of the rows and their lists (each
+// gives up past 1 in 64), which pays only where at least split_min_panels() panels read it
+// (qconv_bench against widening: with 2 panels, 144 -> 24, split 1.25 and centred 1.39; with 3 or
+// more 0.85-0.96); with fewer, a read-only check for the in-place form. FUSOR_INT8_SPLIT=0 always
+// widens (comparisons). The buffers are the calling thread's.
 struct Avx2Rows {
-  bool split = false;
-  const uint8_t* lo = nullptr;
+  enum class Form : uint8_t { Widened, InPlace, Split, Centred };
+  Form form = Form::Widened;
+  const uint8_t* lo = nullptr;  // InPlace: A itself; Split: the low bits; Centred: d
   const int32_t* starts = nullptr;
   const uint16_t* hot = nullptr;
+  const int32_t* row_const = nullptr;
   const uint16_t* w = nullptr;
   int64_t ld = 0, m = 0, kq = 0;
 
   void panel(const QPackedB& b, int64_t p, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) const {
-    if (split) qpanel_avx2_split(lo, ld, m, b.byte_panel(p), kq, n, starts, hot, c, ldc, ep);
-    else if (n <= 8) qpanel_avx2_w16_half(w, ld, m, b.panel(p), kq, n, c, ldc, ep);
+    switch (form) {
+      case Form::InPlace: return qpanel_avx2_bytes(lo, ld, m, b.byte_panel(p), kq, n, c, ldc, ep);
+      case Form::Split: return qpanel_avx2_split(lo, ld, m, b.byte_panel(p), kq, n, starts, hot, c, ldc, ep);
+      case Form::Centred:
+        return qpanel_avx2_centred(reinterpret_cast<const int8_t*>(lo), ld, m, b.byte_panel(p), kq, n, starts, hot,
+                                   row_const, b.col_sums() + p * b.panel_cols(), c, ldc, ep);
+      case Form::Widened: break;
+    }
+    if (n <= 8) qpanel_avx2_w16_half(w, ld, m, b.panel(p), kq, n, c, ldc, ep);
     else qpanel_avx2_w16(w, ld, m, b.panel(p), kq, n, c, ldc, ep);
   }
 };
@@ -92,21 +108,40 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
   const int64_t kp = b.kp();
   r.m = m;
   r.kq = kp / 4;
-  if (b.byte_panel(0) && split_allowed() && panels * kp >= kSplitMinWork) {
-    thread_local std::vector<uint8_t> lo;
-    thread_local std::vector<int32_t> starts;
-    thread_local std::vector<uint16_t> hot;
-    const int64_t max_hot = m * kp / 64;
-    lo.resize(std::max(lo.size(), static_cast<size_t>(m * kp)));
-    starts.resize(std::max(starts.size(), static_cast<size_t>(m + 1)));
-    hot.resize(std::max(hot.size(), static_cast<size_t>(max_hot + 1)));
-    if (qsplit_rows_avx2(a, lda, m, kp, lo.data(), kp, starts.data(), hot.data(), max_hot)) {
-      r.split = true;
-      r.lo = lo.data();
+  if (b.byte_panel(0) && split_allowed()) {
+    auto in_place = [&] {
+      r.form = Avx2Rows::Form::InPlace;
+      r.lo = a;
+      r.ld = lda;
+      return r;
+    };
+    if (panels < split_min_panels()) {
+      if (qrows_below_128_avx2(a, lda, m, kp)) return in_place();
+    } else {
+      // The split form, else the centred one: each gives up once it has listed more than max_hot.
+      const int64_t max_hot = m * kp / 64;
+      thread_local std::vector<uint8_t> lo;
+      thread_local std::vector<int32_t> starts, row_const;
+      thread_local std::vector<uint16_t> hot;
+      lo.resize(std::max(lo.size(), static_cast<size_t>(m * kp)));
+      starts.resize(std::max(starts.size(), static_cast<size_t>(m + 1)));
+      row_const.resize(std::max(row_const.size(), static_cast<size_t>(m)));
+      hot.resize(std::max(hot.size(), static_cast<size_t>(max_hot + 1)));
       r.ld = kp;
+      r.lo = lo.data();
       r.starts = starts.data();
       r.hot = hot.data();
-      return r;
+      if (qsplit_rows_avx2(a, lda, m, kp, lo.data(), kp, starts.data(), hot.data(), max_hot)) {
+        if (starts[static_cast<size_t>(m)] == 0) return in_place();  // nothing listed: A as it is
+        r.form = Avx2Rows::Form::Split;
+        return r;
+      }
+      if (qcentre_rows_avx2(a, lda, m, b.k(), kp, reinterpret_cast<int8_t*>(lo.data()), kp, starts.data(),
+                            hot.data(), max_hot, row_const.data())) {
+        r.form = Avx2Rows::Form::Centred;
+        r.row_const = row_const.data();
+        return r;
+      }
     }
   }
   r.ld = avx2_widened_ld(kp);
@@ -121,9 +156,10 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
 int64_t QPackedB::storage_bytes(int64_t K, int64_t N, Int8Isa isa) {
   const int64_t cols = qpanel_cols(isa), kp = round_up(std::max<int64_t>(K, 1), 4);
   const int64_t panels = std::max<int64_t>((N + cols - 1) / cols, 1);
-  // AVX2: the int16 pair layout (8 bytes per column and group of 4 k), and the byte layout (4)
-  // where a wide B keeps it too; a narrow B takes the byte layout alone, within the same bytes.
-  const int64_t per_kq = isa != Int8Isa::Avx2 ? 4 : avx2_byte_copy(kp, panels) ? 12 : 8;
+  // AVX2: the int16 pair layout (8 bytes per column and group of 4 k) and the byte layout (4) for
+  // the rows that can take the byte kernel (avx2_rows); a narrow B takes the byte layout alone,
+  // within the same bytes.
+  const int64_t per_kq = isa != Int8Isa::Avx2 ? 4 : 12;
   return panels * (kp / 4) * cols * per_kq + 64;
 }
 
@@ -184,9 +220,8 @@ void QPackedB::pack(const void* data, bool is_signed, int64_t ld, bool trans, in
   data_ = dst_all;
   col_sums_ = sums;
   shift_ = is_signed ? 0 : 128;
-  // A wide AVX2 B also gets the byte layout, after the int16 panels (byte_panel), unless too
-  // small for the split form ever to be used.
-  const bool byte_copy = lay == Int8Isa::Avx2 && avx2_byte_copy(kp_, panels());
+  // A wide AVX2 B also gets the byte layout, after the int16 panels (byte_panel).
+  const bool byte_copy = lay == Int8Isa::Avx2;
   byte_data_ = narrow_ ? dst_all : byte_copy ? dst_all + panels() * panel_stride_ : nullptr;
   byte_stride_ = (kp_ / 4) * panel_cols_ * 4;
   if (lay == Int8Isa::Avx2) pack_generic(value, Int8Isa::Avx2, dst_all, panel_stride_, sums);

@@ -18,6 +18,18 @@
 // Worth it where such bytes are rare: activations after Relu or Clip with a zero point near 0
 // (under 1% of ResNet-18's and MobileNet v2's conv inputs); qgemm.cpp falls back to the widened
 // kernel for a block of rows with more.
+//
+// The centred form (qcentre_rows_avx2, qpanel_avx2_centred) serves activations with a zero point
+// near 128 (MobileNet v2's linear bottlenecks; LayerNorm outputs have too many bytes far from 128
+// for it): the operands swap roles, d = a - 128 (a ^ 0x80) as the signed one and u = b + 128
+// (b ^ 0x80, flipped as the panel is loaded) as the unsigned one. |d| <= 64 cannot saturate
+// (2 * 64 * 255 = 32640); a byte with |d| > 64 enters as d -+ 64 and is listed, its +-64 * u(k, :)
+// added from the panel. Then
+//     sum_k a b = sum_k d u - 128 sum_k d + 128 sum_k b,
+// the row term (with the listed bytes' +-64 * 128) computed with the rows and where the tiles'
+// accumulators start, the column term from QPackedB::col_sums in the epilogue's column offsets.
+// Rows in which every byte is below 128 need neither: the plain byte kernel reads them in place
+// (qrows_below_128_avx2; kernels/int8/qgemm.cpp chooses the form of a block of rows).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -30,26 +42,35 @@ namespace fusor::int8 {
 
 namespace {
 
-template <int MR>
+// Centred: a holds d = a - 128 (signed) and the panel's bytes are flipped to u = b + 128 (unsigned).
+// Centred: the accumulators start at init[r] (the rows' constant terms: no adds per tile).
+template <int MR, bool Centred>
 [[gnu::always_inline]] inline void byte_rows(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t kq,
-                                            __m256i (*out)[2]) {
+                                            const int32_t* init, __m256i (*out)[2]) {
   // Local accumulators, copied out at the end: accumulating into out directly made GCC store them
   // to the caller's array on every step.
   __m256i acc[MR][2];
 #pragma GCC unroll 5
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = Centred ? _mm256_set1_epi32(init[r]) : _mm256_setzero_si256();
   const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 1
   for (int64_t q = 0; q < kq; ++q) {
-    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
-    const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32));
+    __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
+    __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32));
+    if constexpr (Centred) {
+      b0 = _mm256_xor_si256(b0, flip);
+      b1 = _mm256_xor_si256(b1, flip);
+    }
 #pragma GCC unroll 5
     for (int r = 0; r < MR; ++r) {
       int32_t v;
       std::memcpy(&v, a + r * lda + 4 * q, 4);
       const __m256i x = _mm256_set1_epi32(v);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(x, b0), ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(x, b1), ones));
+      const __m256i p0 = Centred ? _mm256_maddubs_epi16(b0, x) : _mm256_maddubs_epi16(x, b0);
+      const __m256i p1 = Centred ? _mm256_maddubs_epi16(b1, x) : _mm256_maddubs_epi16(x, b1);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
     }
   }
 #pragma GCC unroll 5
@@ -60,17 +81,48 @@ template <int MR>
 }
 
 // The tiles of rows [i, i + mr) (mr <= 5) into acc through byte_rows: rows [0, mr) of acc written.
+template <bool Centred>
 [[gnu::always_inline]] inline void byte_tiles(const uint8_t* ai, int64_t lda, int64_t mr, const int8_t* panel,
-                                              int64_t kq, __m256i (*acc)[2]) {
+                                              int64_t kq, const int32_t* init, __m256i (*acc)[2]) {
   if (mr == 5) {
-    byte_rows<5>(ai, lda, panel, kq, acc);
+    byte_rows<5, Centred>(ai, lda, panel, kq, init, acc);
   } else if (mr == 4) {
-    byte_rows<4>(ai, lda, panel, kq, acc);
+    byte_rows<4, Centred>(ai, lda, panel, kq, init, acc);
   } else if (mr >= 2) {
-    byte_rows<2>(ai, lda, panel, kq, acc);
-    if (mr == 3) byte_rows<1>(ai + 2 * lda, lda, panel, kq, acc + 2);
+    byte_rows<2, Centred>(ai, lda, panel, kq, init, acc);
+    if (mr == 3) byte_rows<1, Centred>(ai + 2 * lda, lda, panel, kq, Centred ? init + 2 : init, acc + 2);
   } else {
-    byte_rows<1>(ai, lda, panel, kq, acc);
+    byte_rows<1, Centred>(ai, lda, panel, kq, init, acc);
+  }
+}
+
+// byte_rows for a panel's first 8 columns only (a last panel of at most 8: 24, 40 output
+// channels), into out[r][0]: one accumulator per row, tiles of up to 8 rows.
+template <int MR, bool Centred>
+[[gnu::always_inline]] inline void byte_rows_half(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t kq,
+                                                 const int32_t* init, __m256i (*out)[2]) {
+  __m256i acc[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc[r] = Centred ? _mm256_set1_epi32(init[r]) : _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 1
+  for (int64_t q = 0; q < kq; ++q) {
+    __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
+    if constexpr (Centred) b0 = _mm256_xor_si256(b0, flip);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      int32_t v;
+      std::memcpy(&v, a + r * lda + 4 * q, 4);
+      const __m256i x = _mm256_set1_epi32(v);
+      const __m256i p0 = Centred ? _mm256_maddubs_epi16(b0, x) : _mm256_maddubs_epi16(x, b0);
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(p0, ones));
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    out[r][0] = acc[r];
+    out[r][1] = _mm256_setzero_si256();  // for fix: defined, then not stored
   }
 }
 
@@ -81,10 +133,10 @@ template <int MR>
 
 // The panel over rows [0, m) of a (bytes, lda apart): per 5-row tile byte_tiles, then fix(i, mr,
 // acc) (the split form's high bits, or nothing), then the epilogue.
-template <class Fix>
+template <bool Centred, class Fix>
 [[gnu::always_inline]] inline void byte_panel(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel,
                                               int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
-                                              Fix fix) {
+                                              const int32_t* init, Fix fix) {
   constexpr int MR = 5;
   QEpilogueAvx2 e(ep, n);  // once per panel: its column constants and clamps
   e.load_column(0);
@@ -92,10 +144,83 @@ template <class Fix>
   for (int64_t i = 0; i < m; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - i);
     __m256i acc[MR][2];
-    byte_tiles(a + i * lda, lda, mr, panel, kq, acc);
+    byte_tiles<Centred>(a + i * lda, lda, mr, panel, kq, Centred ? init + i : init, acc);
     fix(i, mr, acc);
     qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
   }
+}
+
+// byte_panel for n <= 8 columns: half tiles of 8 rows (acc[r][1] zero; fix may add to it, the
+// store reads only acc[r][0]).
+template <bool Centred, class Fix>
+[[gnu::noinline]] void byte_panel_half(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel,
+                                                   int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
+                                                   const int32_t* init, Fix fix) {
+  constexpr int MR = 8;  // with 10, GCC kept an accumulator on the stack
+  QEpilogueAvx2 e(ep, n);
+  e.load_column(0);
+  for (int64_t i = 0; i < m; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, m - i);
+    const uint8_t* ai = a + i * lda;
+    __m256i acc[MR][2];
+    if (mr == MR) {
+      byte_rows_half<MR, Centred>(ai, lda, panel, kq, Centred ? init + i : init, acc);
+    } else {
+      int64_t r = 0;
+      for (; r + 4 <= mr; r += 4)
+        byte_rows_half<4, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
+      for (; r < mr; ++r) byte_rows_half<1, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
+    }
+    fix(i, mr, acc);
+    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
+  }
+}
+
+// The full or the half form by the panel's width (the half one not inlined: beside it, GCC kept
+// one of the full tile's accumulators on the stack).
+template <bool Centred, class Fix>
+[[gnu::always_inline]] inline void byte_panel_any(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel,
+                                                  int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
+                                                  const int32_t* init, Fix fix) {
+  if (n <= 8) byte_panel_half<Centred>(a, lda, m, panel, kq, n, c, ldc, ep, init, fix);
+  else byte_panel<Centred>(a, lda, m, panel, kq, n, c, ldc, ep, init, fix);
+}
+
+// The listed bytes of rows [i, i + mr) of a tile: +-(b(k, :) << Shift) each (the split form's
+// 128 b, the centred form's +-64 b; Signed: 0x8000 in hot_k marks a minus), b from the byte panel
+// the tile has just streamed (in cache: reading the int16 panel instead missed it, and FF2 of a
+// dynamically quantized bert_like took 1.07-1.17 times the widened kernel's time). Column j's four
+// k of a group are the bytes of its 32-bit lane: k's is shifted to the top, back down with its
+// sign. (Rows not unrolled: unrolled here, GCC kept one accumulator of the tile loop on the stack.)
+template <int Shift, bool Signed>
+[[gnu::always_inline]] inline void add_listed(const int8_t* bytes, const int32_t* hot_start, const uint16_t* hot_k,
+                                              int64_t i, int64_t mr, __m256i (*acc)[2]) {
+  if (hot_start[i] == hot_start[i + mr]) return;
+  for (int64_t r = 0; r < mr; ++r) {
+    for (int32_t h = hot_start[i + r]; h < hot_start[i + r + 1]; ++h) {
+      const int64_t k = hot_k[h] & 0x7fff;
+      const int8_t* p = bytes + (k / 4) * 64;
+      const __m128i up = _mm_cvtsi32_si128(static_cast<int>(24 - 8 * (k % 4))), down = _mm_cvtsi32_si128(24);
+      const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+      const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));
+      const __m256i t0 = _mm256_slli_epi32(_mm256_sra_epi32(_mm256_sll_epi32(v0, up), down), Shift);
+      const __m256i t1 = _mm256_slli_epi32(_mm256_sra_epi32(_mm256_sll_epi32(v1, up), down), Shift);
+      if (Signed && (hot_k[h] & 0x8000)) {
+        acc[r][0] = _mm256_sub_epi32(acc[r][0], t0);
+        acc[r][1] = _mm256_sub_epi32(acc[r][1], t1);
+      } else {
+        acc[r][0] = _mm256_add_epi32(acc[r][0], t0);
+        acc[r][1] = _mm256_add_epi32(acc[r][1], t1);
+      }
+    }
+  }
+}
+
+// The plain panel on its own (inlined beside the half form's call, GCC kept one accumulator of its
+// tile on the stack).
+[[gnu::noinline]] void full_plain(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq,
+                                  int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
+  byte_panel<false>(a, lda, m, panel, kq, n, c, ldc, ep, nullptr, [](int64_t, int64_t, __m256i (*)[2]) {});
 }
 
 #pragma GCC diagnostic pop
@@ -104,12 +229,98 @@ template <class Fix>
 
 void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep) {
-  byte_panel(a, lda, m, panel, kq, n, c, ldc, ep, [](int64_t, int64_t, __m256i (*)[2]) {});
+  auto none = [](int64_t, int64_t, __m256i (*)[2]) {};
+  if (n <= 8) return byte_panel_half<false>(a, lda, m, panel, kq, n, c, ldc, ep, nullptr, none);
+  full_plain(a, lda, m, panel, kq, n, c, ldc, ep);
 }
+
+namespace {
+
+// The first `bytes` (a multiple of 4, under 32) bytes at p, zeros after them; nothing past them read.
+inline __m256i load_dwords(const uint8_t* p, int64_t bytes) {
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(bytes / 4)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), mask);
+}
+
+// The split (Centred false) or centred form of m contiguous rows of kp bytes (lda == kp) as one
+// stream of 32-byte chunks: no per-row tails, so that rows of a few dozen bytes (the 1x1 convs of
+// MobileNet's early blocks: 16-32 input channels) cost no more per byte than long ones; the
+// centred form's row sums (vpsadbw) then row by row.
+template <bool Centred>
+bool prepare_stream(const uint8_t* a, int64_t m, int64_t kp, uint8_t* lo, int32_t* hot_start, uint16_t* hot_k,
+                    int64_t max_hot, int32_t* row_const) {
+  const int64_t total = m * kp;
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), c64 = _mm256_set1_epi8(64);
+  const __m256i low7 = _mm256_set1_epi8(0x7f), zero = _mm256_setzero_si256();
+  int64_t n = 0, next_row = 1;
+  hot_start[0] = 0;
+  for (int64_t g = 0; g < total; g += 32) {
+    const int64_t bytes = std::min<int64_t>(32, total - g);  // a multiple of 4
+    __m256i v;
+    if (bytes == 32) {
+      v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + g));
+    } else {
+      v = load_dwords(a + g, bytes);
+    }
+    __m256i out, hot, pos = zero;
+    if constexpr (Centred) {
+      const __m256i d = _mm256_xor_si256(v, flip);
+      hot = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);
+      pos = _mm256_cmpgt_epi8(d, zero);
+      out = _mm256_sub_epi8(d, _mm256_and_si256(hot, _mm256_blendv_epi8(_mm256_set1_epi8(-64), c64, pos)));
+    } else {
+      hot = v;  // the top bits
+      out = _mm256_and_si256(v, low7);
+    }
+    if (bytes == 32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + g), out);
+    } else {
+      alignas(32) uint8_t tmp[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), out);
+      std::memcpy(lo + g, tmp, static_cast<size_t>(bytes));
+    }
+    uint32_t h = static_cast<uint32_t>(_mm256_movemask_epi8(hot));
+    if (bytes < 32) h &= (uint32_t{1} << bytes) - 1;
+    if (!h) continue;
+    if (n + __builtin_popcount(h) > max_hot) return false;
+    const uint32_t up = static_cast<uint32_t>(_mm256_movemask_epi8(pos));
+    for (; h; h &= h - 1) {
+      const int j = __builtin_ctz(h);
+      const int64_t at = g + j, r = at / kp;
+      while (next_row <= r) hot_start[next_row++] = static_cast<int32_t>(n);
+      const bool u = (up >> j) & 1;
+      hot_k[n++] = static_cast<uint16_t>((at - r * kp) | (Centred && !u ? 0x8000 : 0));
+    }
+  }
+  while (next_row <= m) hot_start[next_row++] = static_cast<int32_t>(n);
+  if constexpr (Centred) {
+    // As qcentre_rows_avx2: 64 * 128 per listed byte (+ or - as it moved) - 128 * sum_k d, sum_k d
+    // = sum_k a - 128 kp from the rows again (in L1), whole 32-byte chunks then the rest masked.
+    for (int64_t r = 0; r < m; ++r) {
+      const uint8_t* ar = a + r * kp;
+      __m256i acc = zero;
+      int64_t k = 0;
+      for (; k + 32 <= kp; k += 32)
+        acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)), zero));
+      if (k < kp)
+        acc = _mm256_add_epi64(acc, _mm256_sad_epu8(load_dwords(ar + k, kp - k), zero));
+      const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+      const int64_t sum = _mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1) - 128 * kp;
+      int32_t signed_hot = 0;
+      for (int32_t h = hot_start[r]; h < hot_start[r + 1]; ++h) signed_hot += hot_k[h] & 0x8000 ? -1 : 1;
+      row_const[r] = static_cast<int32_t>(8192 * signed_hot - 128 * sum);
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t* lo, int64_t ldl,
                       int32_t* hot_start, uint16_t* hot_k, int64_t max_hot) {
   if (kp > 65536) return false;
+  if (lda == kp && ldl == kp) return prepare_stream<false>(a, m, kp, lo, hot_start, hot_k, max_hot, nullptr);
   const __m256i low7 = _mm256_set1_epi8(0x7f);
   int64_t n = 0;
   for (int64_t r = 0; r < m; ++r) {
@@ -144,26 +355,112 @@ bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                        const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep) {
-  // The high bits: + 128 * b(k, :) for each byte >= 128, from the byte panel the tile has just
-  // read (in cache: reading the int16 panel instead missed it, and FF2 of a dynamically quantized
-  // bert_like took 1.07-1.17 times the widened kernel's time). Column j's four k of a group are
-  // the bytes of its 32-bit lane: k's is shifted to the top, back down with its sign, times 128.
-  auto high_bits = [&](int64_t i, int64_t mr, __m256i (*acc)[2]) {
-    for (int64_t r = 0; r < mr; ++r) {
-      for (int32_t h = hot_start[i + r]; h < hot_start[i + r + 1]; ++h) {
-        const int64_t k = hot_k[h];
-        const int8_t* p = bytes + (k / 4) * 64;
-        const __m128i up = _mm_cvtsi32_si128(static_cast<int>(24 - 8 * (k % 4))), down = _mm_cvtsi32_si128(24);
-        const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-        const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));
-        const __m256i t0 = _mm256_slli_epi32(_mm256_sra_epi32(_mm256_sll_epi32(v0, up), down), 7);
-        const __m256i t1 = _mm256_slli_epi32(_mm256_sra_epi32(_mm256_sll_epi32(v1, up), down), 7);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], t0);
-        acc[r][1] = _mm256_add_epi32(acc[r][1], t1);
-      }
+  // The high bits: + 128 * b(k, :) for each byte >= 128.
+  auto high_bits = [&](int64_t i, int64_t mr, __m256i (*acc)[2]) { add_listed<7, false>(bytes, hot_start, hot_k, i, mr, acc); };
+  byte_panel_any<false>(lo, lda, m, bytes, kq, n, c, ldc, ep, nullptr, high_bits);
+}
+
+bool qrows_below_128_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp) {
+  if (lda == kp) {  // contiguous rows: one stream
+    kp *= m;
+    m = 1;
+  }
+  for (int64_t r = 0; r < m; ++r) {
+    const uint8_t* ar = a + r * lda;
+    int64_t k = 0;
+    __m256i any = _mm256_setzero_si256();
+    for (; k + 128 <= kp; k += 128) {
+      const __m256i* p = reinterpret_cast<const __m256i*>(ar + k);
+      any = _mm256_or_si256(any, _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(p), _mm256_loadu_si256(p + 1)),
+                                                  _mm256_or_si256(_mm256_loadu_si256(p + 2), _mm256_loadu_si256(p + 3))));
+      if (_mm256_movemask_epi8(any)) return false;
     }
-  };
-  byte_panel(lo, lda, m, bytes, kq, n, c, ldc, ep, high_bits);
+    for (; k + 32 <= kp; k += 32) any = _mm256_or_si256(any, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)));
+    if (k < kp) {  // the rest: whole dwords (kp % 4 == 0), masked
+      any = _mm256_or_si256(any, load_dwords(ar + k, kp - k));
+    }
+    if (_mm256_movemask_epi8(any)) return false;
+  }
+  return true;
+}
+
+bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t K, int64_t kp, int8_t* lo, int64_t ldl,
+                       int32_t* hot_start, uint16_t* hot_k, int64_t max_hot, int32_t* row_const) {
+  if (kp > 32768) return false;  // hot_k keeps the sign in its top bit
+  // Contiguous rows as one stream (the padding past K then enters as it is: whatever its bytes, B's
+  // zero rows there make its terms cancel).
+  if (lda == kp && ldl == kp)
+    return prepare_stream<true>(a, m, kp, reinterpret_cast<uint8_t*>(lo), hot_start, hot_k, max_hot, row_const);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), c64 = _mm256_set1_epi8(64);
+  const __m256i zero = _mm256_setzero_si256();
+  int64_t n = 0;
+  for (int64_t r = 0; r < m; ++r) {
+    const uint8_t* ar = a + r * lda;
+    int8_t* lr = lo + r * ldl;
+    hot_start[r] = static_cast<int32_t>(n);
+    int64_t signed_hot = 0;  // +1 or -1 per listed byte
+    __m256i sums = zero;       // sum_k a in four 64-bit lanes (vpsadbw), padding counted as 128
+    // One chunk of 32 bytes of d: the listed bytes moved by -+64 into [-64, 64].
+    auto chunk = [&](const __m256i v, int64_t k, int64_t bytes) __attribute__((always_inline)) {
+      const __m256i d = _mm256_xor_si256(v, flip);
+      const __m256i hot = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);
+      const __m256i pos = _mm256_cmpgt_epi8(d, zero);
+      sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
+      const __m256i step = _mm256_and_si256(hot, _mm256_blendv_epi8(_mm256_set1_epi8(-64), c64, pos));
+      const __m256i dl = _mm256_sub_epi8(d, step);
+      if (bytes == 32) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(lr + k), dl);
+      } else {
+        alignas(32) int8_t tmp[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), dl);
+        std::memcpy(lr + k, tmp, static_cast<size_t>(bytes));
+      }
+      uint32_t h = static_cast<uint32_t>(_mm256_movemask_epi8(hot));
+      if (!h) return true;
+      if (n + __builtin_popcount(h) > max_hot) return false;
+      const uint32_t p = static_cast<uint32_t>(_mm256_movemask_epi8(pos));
+      for (; h; h &= h - 1) {
+        const int j = __builtin_ctz(h);
+        const bool up = (p >> j) & 1;
+        signed_hot += up ? 1 : -1;
+        hot_k[n++] = static_cast<uint16_t>((k + j) | (up ? 0 : 0x8000));
+      }
+      return true;
+    };
+    int64_t k = 0, chunks = 0;
+    for (; k + 32 <= K; k += 32, ++chunks)
+      if (!chunk(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)), k, 32)) return false;
+    // The rest of K and the padding up to kp (at most 34 bytes): the padding as a = 128 (d = 0,
+    // nothing listed, nothing to the sum of d).
+    if (k < kp) {
+      alignas(32) uint8_t t[64];
+      std::memset(t, 128, sizeof(t));
+      std::memcpy(t, ar + k, static_cast<size_t>(K - k));
+      for (int64_t o = 0; k + o < kp; o += 32, ++chunks)
+        if (!chunk(_mm256_load_si256(reinterpret_cast<const __m256i*>(t + o)), k + o, std::min<int64_t>(32, kp - k - o)))
+          return false;
+    }
+    // sum_k d = sum_k a - 128 per byte of the chunks; then sum_k a b = [sum_k d_lo u + sum_listed
+    // (+-64) b] + 64 * 128 * signed_hot - 128 * sum_k d + 128 colsum.
+    const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+    const int64_t sum = _mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1) - 128 * 32 * chunks;
+    row_const[r] = static_cast<int32_t>(8192 * signed_hot - 128 * sum);
+  }
+  hot_start[m] = static_cast<int32_t>(n);
+  return true;
+}
+
+void qpanel_avx2_centred(const int8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
+                         const int32_t* hot_start, const uint16_t* hot_k, const int32_t* row_const,
+                         const int32_t* col_sums, void* c, int64_t ldc, const QEpilogue& ep) {
+  // The column term 128 * sum_k b joins the epilogue's column offsets.
+  int32_t col_offset[16];
+  for (int64_t j = 0; j < std::min<int64_t>(n, 16); ++j) col_offset[j] = ep.col_offset[j] + 128 * col_sums[j];
+  QEpilogue e = ep;
+  e.col_offset = col_offset;
+  // The row term is where the tiles' accumulators start; the listed bytes' +-64 * b(k, :) after.
+  auto fix = [&](int64_t i, int64_t mr, __m256i (*acc)[2]) { add_listed<6, true>(bytes, hot_start, hot_k, i, mr, acc); };
+  byte_panel_any<true>(reinterpret_cast<const uint8_t*>(lo), lda, m, bytes, kq, n, c, ldc, e, row_const, fix);
 }
 
 }  // namespace fusor::int8

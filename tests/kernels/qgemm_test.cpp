@@ -23,9 +23,18 @@ struct Case {
   // whose positive values sum to <= 128 and negative ones to >= -128), with pairs at the bounds;
   // 2 the same but one pair one over the bound (the int16 form must be kept).
   int narrow = 0;
-  // A's bytes mostly below 128 (1 in 128 at 128-255, row 0 every 64th): AVX2's split form for wide B
-  // (the top bits cleared, 128 * b(k, :) added per byte >= 128); otherwise uniform (its fallback).
-  bool sparse_hot = false;
+  // A's bytes, for AVX2's forms for wide B (kernels/int8/qgemm.cpp, avx2_rows):
+  // 0 uniform, rows of 255 and 0 (widened);
+  // 1 mostly below 128 (1 in 128 at 128-255, row 0 every 64th): the split form (top bits cleared,
+  //   128 * b(k, :) added per byte >= 128);
+  // 2 all below 128: the byte kernel on A in place;
+  // 3 mostly in [64, 192] (1 in 128 outside, at 0-63 or 193-255; row 0 every 64th at 0 or 255, row
+  //   1 at 192 and 64): the centred form (d = a - 128 against the weights + 128, |d| > 64 listed);
+  // 4 in [64, 192] but 1 in 16 outside: too many to list (widened).
+  int a_dist = 0;
+  // A's rows contiguous (lda = K rounded up to 4, the bytes past K random): the split and centred
+  // forms prepare them as one stream; else 4 bytes apart.
+  bool tight = false;
 };
 
 class QGemmTest : public testing::TestWithParam<Case> {};
@@ -34,7 +43,7 @@ TEST_P(QGemmTest, MatchesLoops) {
   const Case c = GetParam();
   std::mt19937 rng(static_cast<uint32_t>(c.M * 131 + c.N * 7 + c.K));
   std::uniform_int_distribution<int> byte(0, 255);
-  const int64_t lda = ((c.K + 3) / 4) * 4 + 4;
+  const int64_t lda = ((c.K + 3) / 4) * 4 + (c.tight ? 0 : 4);
   std::vector<uint8_t> a(static_cast<size_t>(c.M * lda));
   for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
   std::vector<uint8_t> braw(static_cast<size_t>(c.K * c.N));
@@ -61,13 +70,24 @@ TEST_P(QGemmTest, MatchesLoops) {
       put(k + 1, c.N - 1, 64);
     }
   }
-  if (c.sparse_hot) {
+  if (c.a_dist == 1 || c.a_dist == 2) {
     for (int64_t i = 0; i < c.M; ++i)
       for (int64_t k = 0; k < lda; ++k) {
-        const bool hot = i == 0 ? k % 64 == 3 : byte(rng) % 128 == 0;
+        const bool hot = c.a_dist == 1 && (i == 0 ? k % 64 == 3 : byte(rng) % 128 == 0);
         a[static_cast<size_t>(i * lda + k)] = static_cast<uint8_t>(hot ? 128 + byte(rng) % 128 : byte(rng) % 128);
       }
-    if (c.M > 1) a[static_cast<size_t>(lda + 1)] = 255;
+    if (c.M > 1) a[static_cast<size_t>(lda + 1)] = c.a_dist == 1 ? 255 : 127;
+  } else if (c.a_dist >= 3) {
+    const int every = c.a_dist == 3 ? 128 : 16;
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t k = 0; k < lda; ++k) {
+        const bool hot = i == 0 ? k % 64 == 3 : byte(rng) % every == 0;
+        const int out = byte(rng) % 127;  // 0-62 below, 63-126 above (193-256 -> 193-255)
+        const int v = hot ? (out < 63 ? out : std::min(255, 130 + out)) : 64 + byte(rng) % 129;
+        a[static_cast<size_t>(i * lda + k)] = static_cast<uint8_t>(i == 0 && hot ? (k % 128 == 3 ? 0 : 255) : v);
+      }
+    if (c.M > 1)
+      for (int64_t k = 0; k < c.K; ++k) a[static_cast<size_t>(lda + k)] = k % 2 ? 64 : 192;
   } else {
     // The first row at 255 and the second at 0: the largest pair sums the kernels can meet.
     for (int64_t k = 0; k < c.K; ++k) {
@@ -186,12 +206,30 @@ INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                                          Case{7, 33, 130, false, 200, false, 1}, Case{11, 16, 9, false, 3, true, 1},
                                          Case{24, 48, 64, true, 128, false, 2}, Case{9, 33, 131, false, 7, false, 2},
                                          // Wide B, A mostly under 128 (the split form, used where a
-                                         // task's panels x K >= 2048): tails of its 5-row tiles,
+                                         // task has at least 3 panels): tails of its 5-row tiles,
                                          // odd K, uint8 B with zero points...
-                                         Case{40, 48, 2050, true, 3, false, 0, true}, Case{23, 33, 2051, false, 7, true, 0, true},
-                                         Case{6, 20, 2100, true, 5, false, 0, true},
+                                         Case{200, 150, 2050, true, 3, false, 0, 1}, Case{100, 170, 2051, false, 7, true, 0, 1},
+                                         Case{6, 400, 2100, true, 5, false, 0, 1},
                                          // ... and where it is not (too few panels per task).
-                                         Case{97, 130, 300, true, 0, false, 0, true}));
+                                         Case{97, 130, 300, true, 0, false, 0, 1},
+                                         // A all under 128 (in place, any size), odd K and N.
+                                         Case{23, 37, 29, true, 2, false, 0, 2}, Case{97, 130, 300, false, 0, true, 0, 2},
+                                         Case{6, 16, 2100, true, 0, false, 0, 2},
+                                         // A mostly in [64, 192] (the centred form, tasks of at least
+                                         // 3 panels): tails of rows, K (padding past K), columns.
+                                         Case{200, 150, 2050, true, 128, false, 0, 3}, Case{100, 170, 2051, false, 130, true, 0, 3},
+                                         Case{6, 400, 2103, true, 120, false, 0, 3}, Case{17, 200, 2049, true, 128, false, 0, 3},
+                                         Case{97, 130, 300, true, 128, false, 0, 3},
+                                         // ... with too many outside to list (widened).
+                                         Case{200, 150, 2050, true, 128, false, 0, 4},
+                                         // Contiguous rows (one stream; tasks of at least 3 panels):
+                                         // short and long K, random bytes past K, a half panel.
+                                         Case{97, 144, 24, true, 128, false, 0, 3, true},
+                                         Case{200, 150, 2050, true, 128, false, 0, 3, true},
+                                         Case{100, 170, 2051, false, 130, true, 0, 3, true},
+                                         Case{97, 144, 24, true, 0, false, 0, 1, true},
+                                         Case{200, 150, 2050, true, 3, false, 0, 1, true},
+                                         Case{30, 24, 144, true, 128, false, 0, 2, true}));
 
 }  // namespace
 }  // namespace fusor::int8
