@@ -136,7 +136,7 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
         r.form = Avx2Rows::Form::Split;
         return r;
       }
-      if (qcentre_rows_avx2(a, lda, m, b.k(), kp, reinterpret_cast<int8_t*>(lo.data()), kp, starts.data(),
+      if (qcentre_rows_avx2(a, lda, m, kp, reinterpret_cast<int8_t*>(lo.data()), kp, starts.data(),
                             hot.data(), max_hot, row_const.data())) {
         r.form = Avx2Rows::Form::Centred;
         r.row_const = row_const.data();

@@ -42,41 +42,43 @@ namespace fusor::int8 {
 
 namespace {
 
-// Centred: a holds d = a - 128 (signed) and the panel's bytes are flipped to u = b + 128 (unsigned).
-// Centred: the accumulators start at init[r] (the rows' constant terms: no adds per tile).
-template <int MR, bool Centred>
+// MR rows of a tile of the panel's first 8 * NV columns into out[r][0, NV) (NV = 1: a last panel of
+// at most 8 columns, out[r][1] zeroed). Centred: a holds d = a - 128 (signed), the panel's bytes are
+// flipped to u = b + 128 (unsigned), and the accumulators start at init[r] (the rows' constant
+// terms: no adds per tile).
+template <int MR, int NV, bool Centred>
 [[gnu::always_inline]] inline void byte_rows(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t kq,
                                             const int32_t* init, __m256i (*out)[2]) {
   // Local accumulators, copied out at the end: accumulating into out directly made GCC store them
   // to the caller's array on every step.
-  __m256i acc[MR][2];
-#pragma GCC unroll 5
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = Centred ? _mm256_set1_epi32(init[r]) : _mm256_setzero_si256();
+  __m256i acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = Centred ? _mm256_set1_epi32(init[r]) : _mm256_setzero_si256();
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 1
   for (int64_t q = 0; q < kq; ++q) {
-    __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
-    __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32));
-    if constexpr (Centred) {
-      b0 = _mm256_xor_si256(b0, flip);
-      b1 = _mm256_xor_si256(b1, flip);
+    __m256i b[NV];
+    for (int v = 0; v < NV; ++v) {
+      b[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32 * v));
+      if constexpr (Centred) b[v] = _mm256_xor_si256(b[v], flip);
     }
-#pragma GCC unroll 5
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      int32_t v;
-      std::memcpy(&v, a + r * lda + 4 * q, 4);
-      const __m256i x = _mm256_set1_epi32(v);
-      const __m256i p0 = Centred ? _mm256_maddubs_epi16(b0, x) : _mm256_maddubs_epi16(x, b0);
-      const __m256i p1 = Centred ? _mm256_maddubs_epi16(b1, x) : _mm256_maddubs_epi16(x, b1);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+      int32_t x32;
+      std::memcpy(&x32, a + r * lda + 4 * q, 4);
+      const __m256i x = _mm256_set1_epi32(x32);
+      for (int v = 0; v < NV; ++v) {
+        const __m256i p = Centred ? _mm256_maddubs_epi16(b[v], x) : _mm256_maddubs_epi16(x, b[v]);
+        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(p, ones));
+      }
     }
   }
-#pragma GCC unroll 5
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     out[r][0] = acc[r][0];
-    out[r][1] = acc[r][1];
+    out[r][1] = NV == 2 ? acc[r][NV - 1] : _mm256_setzero_si256();  // NV 1: for fix, then not stored
   }
 }
 
@@ -85,44 +87,14 @@ template <bool Centred>
 [[gnu::always_inline]] inline void byte_tiles(const uint8_t* ai, int64_t lda, int64_t mr, const int8_t* panel,
                                               int64_t kq, const int32_t* init, __m256i (*acc)[2]) {
   if (mr == 5) {
-    byte_rows<5, Centred>(ai, lda, panel, kq, init, acc);
+    byte_rows<5, 2, Centred>(ai, lda, panel, kq, init, acc);
   } else if (mr == 4) {
-    byte_rows<4, Centred>(ai, lda, panel, kq, init, acc);
+    byte_rows<4, 2, Centred>(ai, lda, panel, kq, init, acc);
   } else if (mr >= 2) {
-    byte_rows<2, Centred>(ai, lda, panel, kq, init, acc);
-    if (mr == 3) byte_rows<1, Centred>(ai + 2 * lda, lda, panel, kq, Centred ? init + 2 : init, acc + 2);
+    byte_rows<2, 2, Centred>(ai, lda, panel, kq, init, acc);
+    if (mr == 3) byte_rows<1, 2, Centred>(ai + 2 * lda, lda, panel, kq, Centred ? init + 2 : init, acc + 2);
   } else {
-    byte_rows<1, Centred>(ai, lda, panel, kq, init, acc);
-  }
-}
-
-// byte_rows for a panel's first 8 columns only (a last panel of at most 8: 24, 40 output
-// channels), into out[r][0]: one accumulator per row, tiles of up to 8 rows.
-template <int MR, bool Centred>
-[[gnu::always_inline]] inline void byte_rows_half(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t kq,
-                                                 const int32_t* init, __m256i (*out)[2]) {
-  __m256i acc[MR];
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r] = Centred ? _mm256_set1_epi32(init[r]) : _mm256_setzero_si256();
-  const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-#pragma GCC unroll 1
-  for (int64_t q = 0; q < kq; ++q) {
-    __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
-    if constexpr (Centred) b0 = _mm256_xor_si256(b0, flip);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      int32_t v;
-      std::memcpy(&v, a + r * lda + 4 * q, 4);
-      const __m256i x = _mm256_set1_epi32(v);
-      const __m256i p0 = Centred ? _mm256_maddubs_epi16(b0, x) : _mm256_maddubs_epi16(x, b0);
-      acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(p0, ones));
-    }
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    out[r][0] = acc[r];
-    out[r][1] = _mm256_setzero_si256();  // for fix: defined, then not stored
+    byte_rows<1, 2, Centred>(ai, lda, panel, kq, init, acc);
   }
 }
 
@@ -164,12 +136,12 @@ template <bool Centred, class Fix>
     const uint8_t* ai = a + i * lda;
     __m256i acc[MR][2];
     if (mr == MR) {
-      byte_rows_half<MR, Centred>(ai, lda, panel, kq, Centred ? init + i : init, acc);
+      byte_rows<MR, 1, Centred>(ai, lda, panel, kq, Centred ? init + i : init, acc);
     } else {
       int64_t r = 0;
       for (; r + 4 <= mr; r += 4)
-        byte_rows_half<4, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
-      for (; r < mr; ++r) byte_rows_half<1, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
+        byte_rows<4, 1, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
+      for (; r < mr; ++r) byte_rows<1, 1, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
     }
     fix(i, mr, acc);
     for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
@@ -243,68 +215,69 @@ inline __m256i load_dwords(const uint8_t* p, int64_t bytes) {
   return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), mask);
 }
 
-// The split (Centred false) or centred form of m contiguous rows of kp bytes (lda == kp) as one
-// stream of 32-byte chunks: no per-row tails, so that rows of a few dozen bytes (the 1x1 convs of
-// MobileNet's early blocks: 16-32 input channels) cost no more per byte than long ones; the
-// centred form's row sums (vpsadbw) then row by row.
+// The split (Centred false) or centred form of rows [0, m) of kp bytes, in streams of 32-byte
+// chunks: contiguous rows (lda == ldl == kp) as one stream, so that rows of a few dozen bytes (the
+// 1x1 convs of MobileNet's early blocks: 16-32 input channels) cost no more per byte than long
+// ones; other rows one stream each. The bytes past K enter as they are: B's rows there are zero,
+// so whatever their value, their terms cancel. The centred form's row sums (vpsadbw) then row by
+// row.
 template <bool Centred>
-bool prepare_stream(const uint8_t* a, int64_t m, int64_t kp, uint8_t* lo, int32_t* hot_start, uint16_t* hot_k,
-                    int64_t max_hot, int32_t* row_const) {
-  const int64_t total = m * kp;
+bool prepare_rows(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t* lo, int64_t ldl,
+                  int32_t* hot_start, uint16_t* hot_k, int64_t max_hot, int32_t* row_const) {
+  const bool one = lda == kp && ldl == kp;
+  const int64_t streams = one ? 1 : m, len = one ? m * kp : kp;
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), c64 = _mm256_set1_epi8(64);
   const __m256i low7 = _mm256_set1_epi8(0x7f), zero = _mm256_setzero_si256();
   int64_t n = 0, next_row = 1;
   hot_start[0] = 0;
-  for (int64_t g = 0; g < total; g += 32) {
-    const int64_t bytes = std::min<int64_t>(32, total - g);  // a multiple of 4
-    __m256i v;
-    if (bytes == 32) {
-      v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + g));
-    } else {
-      v = load_dwords(a + g, bytes);
-    }
-    __m256i out, hot, pos = zero;
-    if constexpr (Centred) {
-      const __m256i d = _mm256_xor_si256(v, flip);
-      hot = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);
-      pos = _mm256_cmpgt_epi8(d, zero);
-      out = _mm256_sub_epi8(d, _mm256_and_si256(hot, _mm256_blendv_epi8(_mm256_set1_epi8(-64), c64, pos)));
-    } else {
-      hot = v;  // the top bits
-      out = _mm256_and_si256(v, low7);
-    }
-    if (bytes == 32) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + g), out);
-    } else {
-      alignas(32) uint8_t tmp[32];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), out);
-      std::memcpy(lo + g, tmp, static_cast<size_t>(bytes));
-    }
-    uint32_t h = static_cast<uint32_t>(_mm256_movemask_epi8(hot));
-    if (bytes < 32) h &= (uint32_t{1} << bytes) - 1;
-    if (!h) continue;
-    if (n + __builtin_popcount(h) > max_hot) return false;
-    const uint32_t up = static_cast<uint32_t>(_mm256_movemask_epi8(pos));
-    for (; h; h &= h - 1) {
-      const int j = __builtin_ctz(h);
-      const int64_t at = g + j, r = at / kp;
-      while (next_row <= r) hot_start[next_row++] = static_cast<int32_t>(n);
-      const bool u = (up >> j) & 1;
-      hot_k[n++] = static_cast<uint16_t>((at - r * kp) | (Centred && !u ? 0x8000 : 0));
+  for (int64_t s = 0; s < streams; ++s) {
+    const uint8_t* src = a + s * lda;
+    uint8_t* dst = lo + s * ldl;
+    for (int64_t g = 0; g < len; g += 32) {
+      const int64_t bytes = std::min<int64_t>(32, len - g);  // a multiple of 4
+      const __m256i v = bytes == 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + g))
+                                    : load_dwords(src + g, bytes);
+      __m256i out, hot, pos = zero;
+      if constexpr (Centred) {  // d = a - 128, the listed bytes (|d| > 64) moved by -+64
+        const __m256i d = _mm256_xor_si256(v, flip);
+        hot = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);
+        pos = _mm256_cmpgt_epi8(d, zero);
+        out = _mm256_sub_epi8(d, _mm256_and_si256(hot, _mm256_blendv_epi8(_mm256_set1_epi8(-64), c64, pos)));
+      } else {  // the top bits cleared, the bytes >= 128 listed
+        hot = v;
+        out = _mm256_and_si256(v, low7);
+      }
+      if (bytes == 32) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + g), out);
+      } else {
+        alignas(32) uint8_t tmp[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), out);
+        std::memcpy(dst + g, tmp, static_cast<size_t>(bytes));
+      }
+      uint32_t h = static_cast<uint32_t>(_mm256_movemask_epi8(hot));
+      if (bytes < 32) h &= (uint32_t{1} << bytes) - 1;
+      if (!h) continue;
+      if (n + __builtin_popcount(h) > max_hot) return false;
+      const uint32_t up = static_cast<uint32_t>(_mm256_movemask_epi8(pos));
+      for (; h; h &= h - 1) {
+        const int j = __builtin_ctz(h);
+        const int64_t at = g + j, r = s + at / kp;
+        while (next_row <= r) hot_start[next_row++] = static_cast<int32_t>(n);
+        hot_k[n++] = static_cast<uint16_t>(at % kp | (Centred && !((up >> j) & 1) ? 0x8000 : 0));
+      }
     }
   }
   while (next_row <= m) hot_start[next_row++] = static_cast<int32_t>(n);
   if constexpr (Centred) {
-    // As qcentre_rows_avx2: 64 * 128 per listed byte (+ or - as it moved) - 128 * sum_k d, sum_k d
-    // = sum_k a - 128 kp from the rows again (in L1), whole 32-byte chunks then the rest masked.
+    // sum_k a b = [sum_k d_lo u + sum_listed (+-64) b] + 64 * 128 per listed byte (+ or - as it
+    // moved) - 128 sum_k d + 128 colsum, sum_k d = sum_k a - 128 kp from the rows again (in L1).
     for (int64_t r = 0; r < m; ++r) {
-      const uint8_t* ar = a + r * kp;
+      const uint8_t* ar = a + r * lda;
       __m256i acc = zero;
       int64_t k = 0;
       for (; k + 32 <= kp; k += 32)
         acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)), zero));
-      if (k < kp)
-        acc = _mm256_add_epi64(acc, _mm256_sad_epu8(load_dwords(ar + k, kp - k), zero));
+      if (k < kp) acc = _mm256_add_epi64(acc, _mm256_sad_epu8(load_dwords(ar + k, kp - k), zero));
       const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
       const int64_t sum = _mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1) - 128 * kp;
       int32_t signed_hot = 0;
@@ -320,37 +293,7 @@ bool prepare_stream(const uint8_t* a, int64_t m, int64_t kp, uint8_t* lo, int32_
 bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t* lo, int64_t ldl,
                       int32_t* hot_start, uint16_t* hot_k, int64_t max_hot) {
   if (kp > 65536) return false;
-  if (lda == kp && ldl == kp) return prepare_stream<false>(a, m, kp, lo, hot_start, hot_k, max_hot, nullptr);
-  const __m256i low7 = _mm256_set1_epi8(0x7f);
-  int64_t n = 0;
-  for (int64_t r = 0; r < m; ++r) {
-    const uint8_t* ar = a + r * lda;
-    uint8_t* lr = lo + r * ldl;
-    hot_start[r] = static_cast<int32_t>(n);
-    int64_t k = 0;
-    for (; k + 32 <= kp; k += 32) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lr + k), _mm256_and_si256(v, low7));
-      uint32_t hot = static_cast<uint32_t>(_mm256_movemask_epi8(v));  // the bytes >= 128
-      if (!hot) continue;
-      if (n + __builtin_popcount(hot) > max_hot) return false;
-      for (; hot; hot &= hot - 1) hot_k[n++] = static_cast<uint16_t>(k + __builtin_ctz(hot));
-    }
-    // The rest (kp is a multiple of 4) 16, 8 and 4 bytes at a time.
-    for (int64_t step : {16, 8, 4}) {
-      if (k + step > kp) continue;
-      __m128i v = _mm_setzero_si128();
-      std::memcpy(&v, ar + k, static_cast<size_t>(step));
-      const __m128i l = _mm_and_si128(v, _mm256_castsi256_si128(low7));
-      std::memcpy(lr + k, &l, static_cast<size_t>(step));
-      uint32_t hot = static_cast<uint32_t>(_mm_movemask_epi8(v));
-      if (n + __builtin_popcount(hot) > max_hot) return false;
-      for (; hot; hot &= hot - 1) hot_k[n++] = static_cast<uint16_t>(k + __builtin_ctz(hot));
-      k += step;
-    }
-  }
-  hot_start[m] = static_cast<int32_t>(n);
-  return true;
+  return prepare_rows<false>(a, lda, m, kp, lo, ldl, hot_start, hot_k, max_hot, nullptr);
 }
 
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
@@ -384,70 +327,10 @@ bool qrows_below_128_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp) 
   return true;
 }
 
-bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t K, int64_t kp, int8_t* lo, int64_t ldl,
+bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, int8_t* lo, int64_t ldl,
                        int32_t* hot_start, uint16_t* hot_k, int64_t max_hot, int32_t* row_const) {
   if (kp > 32768) return false;  // hot_k keeps the sign in its top bit
-  // Contiguous rows as one stream (the padding past K then enters as it is: whatever its bytes, B's
-  // zero rows there make its terms cancel).
-  if (lda == kp && ldl == kp)
-    return prepare_stream<true>(a, m, kp, reinterpret_cast<uint8_t*>(lo), hot_start, hot_k, max_hot, row_const);
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), c64 = _mm256_set1_epi8(64);
-  const __m256i zero = _mm256_setzero_si256();
-  int64_t n = 0;
-  for (int64_t r = 0; r < m; ++r) {
-    const uint8_t* ar = a + r * lda;
-    int8_t* lr = lo + r * ldl;
-    hot_start[r] = static_cast<int32_t>(n);
-    int64_t signed_hot = 0;  // +1 or -1 per listed byte
-    __m256i sums = zero;       // sum_k a in four 64-bit lanes (vpsadbw), padding counted as 128
-    // One chunk of 32 bytes of d: the listed bytes moved by -+64 into [-64, 64].
-    auto chunk = [&](const __m256i v, int64_t k, int64_t bytes) __attribute__((always_inline)) {
-      const __m256i d = _mm256_xor_si256(v, flip);
-      const __m256i hot = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);
-      const __m256i pos = _mm256_cmpgt_epi8(d, zero);
-      sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
-      const __m256i step = _mm256_and_si256(hot, _mm256_blendv_epi8(_mm256_set1_epi8(-64), c64, pos));
-      const __m256i dl = _mm256_sub_epi8(d, step);
-      if (bytes == 32) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(lr + k), dl);
-      } else {
-        alignas(32) int8_t tmp[32];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), dl);
-        std::memcpy(lr + k, tmp, static_cast<size_t>(bytes));
-      }
-      uint32_t h = static_cast<uint32_t>(_mm256_movemask_epi8(hot));
-      if (!h) return true;
-      if (n + __builtin_popcount(h) > max_hot) return false;
-      const uint32_t p = static_cast<uint32_t>(_mm256_movemask_epi8(pos));
-      for (; h; h &= h - 1) {
-        const int j = __builtin_ctz(h);
-        const bool up = (p >> j) & 1;
-        signed_hot += up ? 1 : -1;
-        hot_k[n++] = static_cast<uint16_t>((k + j) | (up ? 0 : 0x8000));
-      }
-      return true;
-    };
-    int64_t k = 0, chunks = 0;
-    for (; k + 32 <= K; k += 32, ++chunks)
-      if (!chunk(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)), k, 32)) return false;
-    // The rest of K and the padding up to kp (at most 34 bytes): the padding as a = 128 (d = 0,
-    // nothing listed, nothing to the sum of d).
-    if (k < kp) {
-      alignas(32) uint8_t t[64];
-      std::memset(t, 128, sizeof(t));
-      std::memcpy(t, ar + k, static_cast<size_t>(K - k));
-      for (int64_t o = 0; k + o < kp; o += 32, ++chunks)
-        if (!chunk(_mm256_load_si256(reinterpret_cast<const __m256i*>(t + o)), k + o, std::min<int64_t>(32, kp - k - o)))
-          return false;
-    }
-    // sum_k d = sum_k a - 128 per byte of the chunks; then sum_k a b = [sum_k d_lo u + sum_listed
-    // (+-64) b] + 64 * 128 * signed_hot - 128 * sum_k d + 128 colsum.
-    const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-    const int64_t sum = _mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1) - 128 * 32 * chunks;
-    row_const[r] = static_cast<int32_t>(8192 * signed_hot - 128 * sum);
-  }
-  hot_start[m] = static_cast<int32_t>(n);
-  return true;
+  return prepare_rows<true>(a, lda, m, kp, reinterpret_cast<uint8_t*>(lo), ldl, hot_start, hot_k, max_hot, row_const);
 }
 
 void qpanel_avx2_centred(const int8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,

@@ -40,13 +40,13 @@ bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                        const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep);
 // The centred form (kernels/int8/qgemm_bytes_avx2.cpp): qcentre_rows_avx2 writes rows [0, m) of A
-// (K real bytes, kp with padding) as d = a - 128, each byte with |d| > 64 moved by -+64 and listed
+// (kp bytes each) as d = a - 128, each byte with |d| > 64 moved by -+64 and listed
 // (k, with 0x8000 when it went up: d < 0), and per row the constant its sums need (row_const);
 // false when more than max_hot are listed (or kp > 32768). qpanel_avx2_centred computes a panel
 // from them and the panel's column sums (QPackedB::col_sums, n of them). qrows_below_128_avx2: whether
 // every byte of rows [0, m) (kp each) is below 128 (the byte kernel can then read them in place).
 bool qrows_below_128_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp);
-bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t K, int64_t kp, int8_t* lo, int64_t ldl,
+bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, int8_t* lo, int64_t ldl,
                        int32_t* hot_start, uint16_t* hot_k, int64_t max_hot, int32_t* row_const);
 void qpanel_avx2_centred(const int8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                          const int32_t* hot_start, const uint16_t* hot_k, const int32_t* row_const,
