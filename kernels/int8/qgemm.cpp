@@ -65,13 +65,14 @@ bool split_allowed() {
   return allowed;
 }
 
-// Rows [0, m) of A prepared for the AVX2 panels of a wide B, by what their bytes hold:
-// - every byte below 128: the byte kernel reads them in place (vpmaddubsw cannot saturate on
-//   [0, 127], whatever the weights; nothing to prepare);
-// - at most 1 in 64 of them >= 128: the split form (kernels/int8/qgemm_bytes_avx2.cpp: top bits
-//   cleared, a list of the bytes >= 128);
-// - at most 1 in 64 outside [64, 192]: the centred form (the same file: d = a - 128, the weights
-//   flipped to unsigned, the bytes with |d| > 64 listed);
+// Rows [0, m) of A prepared for the AVX2 panels of a wide B, by what their pairs of k hold
+// (vpmaddubsw saturates per pair: kernels/int8/qgemm_bytes_avx2.cpp):
+// - no pair summing past 255: the byte kernel reads them in place (255 * 128 = 32640: no weights
+//   can saturate it; nothing to prepare);
+// - at most 1 in 64 bytes to list in the pairs that do: the split form (the same file: those
+//   bytes' top bits cleared, a list of them);
+// - at most 1 in 64 bytes to list with |d| > 64 (d = a - 128) in pairs of one sign whose |d| sum
+//   past 128: the centred form (the same file: d against the weights flipped to unsigned);
 // - else widened to uint16.
 // A listed byte costs about eight vector operations per 16 columns, a byte saves under one against
 // the widened kernel. The split and centred forms write a copy of the rows and their lists (each
@@ -116,7 +117,7 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
       return r;
     };
     if (panels < split_min_panels()) {
-      if (qrows_below_128_avx2(a, lda, m, kp)) return in_place();
+      if (qrows_pairs_fit_avx2(a, lda, m, kp)) return in_place();
     } else {
       // The split form, else the centred one: each gives up once it has listed more than max_hot.
       const int64_t max_hot = m * kp / 64;

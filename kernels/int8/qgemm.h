@@ -67,8 +67,8 @@ class QPackedB {
   // The packed layout: isa(), or AvxVnni's byte layout for a narrow AVX2 B.
   Int8Isa layout() const { return narrow_ ? Int8Isa::AvxVnni : isa_; }
   // AVX2 only: panel p in the byte layout (AvxVnni's), which a wide B also has beside its int16
-  // panels, for the rows of A that can take the byte kernel (qgemm.cpp: bytes all below 128, or
-  // mostly below 128, or mostly in [64, 192]); null otherwise.
+  // panels, for the rows of A that can take the byte kernel (qgemm.cpp, avx2_rows: by the sums of
+  // their pairs of k); null otherwise.
   const int8_t* byte_panel(int64_t p) const { return byte_data_ ? byte_data_ + p * byte_stride_ : nullptr; }
 
  private:

@@ -12,24 +12,33 @@
 // and GCC kept an accumulator on the stack (the kernel is bound by its multiplies, two per 32
 // products, at any row count).
 //
-// The split form (qsplit_rows_avx2, qpanel_avx2_split) serves full-range weights too: A's bytes
-// with their top bit cleared ([0, 127]: 2 * 127 * 128 = 32512, no pair can saturate, whatever
-// the weights) through the same loop, then 128 * b(k, :) added for each byte that was >= 128.
-// Worth it where such bytes are rare: activations after Relu or Clip with a zero point near 0
-// (under 1% of ResNet-18's and MobileNet v2's conv inputs); qgemm.cpp falls back to the widened
-// kernel for a block of rows with more.
+// Saturation is a property of a pair of k (2i, 2i + 1), not of a byte: vpmaddubsw adds the two
+// products of a pair in int16. With weights in [-128, 127], a pair of A's bytes with
+// a + a' <= 255 cannot saturate (255 * 128 = 32640), whatever each byte is. The forms below change
+// and list bytes only in the pairs that could:
+//
+// The split form (qsplit_rows_avx2, qpanel_avx2_split) serves full-range weights: in each pair
+// with a + a' > 255, the bytes >= 128 enter with their top bit cleared (the pair then sums to at
+// most 254) and add 128 * b(k, :) after the tile. Worth it where such pairs are rare: activations
+// after Relu or Clip with a zero point near 0; qgemm.cpp falls back to the widened kernel for a
+// block of rows with more.
 //
 // The centred form (qcentre_rows_avx2, qpanel_avx2_centred) serves activations with a zero point
-// near 128 (MobileNet v2's linear bottlenecks; LayerNorm outputs have too many bytes far from 128
-// for it): the operands swap roles, d = a - 128 (a ^ 0x80) as the signed one and u = b + 128
-// (b ^ 0x80, flipped as the panel is loaded) as the unsigned one. |d| <= 64 cannot saturate
-// (2 * 64 * 255 = 32640); a byte with |d| > 64 enters as d -+ 64 and is listed, its +-64 * u(k, :)
-// added from the panel. Then
+// near 128 (MobileNet v2's linear bottlenecks, LayerNorm outputs): the operands swap roles,
+// d = a - 128 (a ^ 0x80) as the signed one and u = b + 128 (b ^ 0x80, flipped as the panel is
+// loaded, in [0, 255]) as the unsigned one. A pair whose d have opposite signs cannot saturate
+// (at most 128 * 255 = 32640 either way), nor one with |d| + |d'| <= 128; in the others, the
+// bytes with |d| > 64 enter as d -+ 64 (the pair then sums to at most 128) and are listed, their
+// +-64 * u(k, :) added from the panel. Then
 //     sum_k a b = sum_k d u - 128 sum_k d + 128 sum_k b,
 // the row term (with the listed bytes' +-64 * 128) computed with the rows and where the tiles'
 // accumulators start, the column term from QPackedB::col_sums in the epilogue's column offsets.
-// Rows in which every byte is below 128 need neither: the plain byte kernel reads them in place
-// (qrows_below_128_avx2; kernels/int8/qgemm.cpp chooses the form of a block of rows).
+// Rows in which no pair sums past 255 need neither: the plain byte kernel reads them in place
+// (qrows_pairs_fit_avx2; kernels/int8/qgemm.cpp chooses the form of a block of rows).
+//
+// (Tried and dropped: a "signed" form for any bytes, |d| against b with d's sign by vpsignb,
+// 2 * 128 * 127 fitting int16: the extra operation per product vector made it no faster than
+// the widened kernel on this Zen 3, 0.92-1.10 of its time on qconv_bench's layers.)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -227,7 +236,8 @@ bool prepare_rows(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t*
   const bool one = lda == kp && ldl == kp;
   const int64_t streams = one ? 1 : m, len = one ? m * kp : kp;
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), c64 = _mm256_set1_epi8(64);
-  const __m256i low7 = _mm256_set1_epi8(0x7f), zero = _mm256_setzero_si256();
+  const __m256i ones8 = _mm256_set1_epi8(1), c128 = _mm256_set1_epi16(128), c255 = _mm256_set1_epi16(255);
+  const __m256i zero = _mm256_setzero_si256();
   int64_t n = 0, next_row = 1;
   hot_start[0] = 0;
   for (int64_t s = 0; s < streams; ++s) {
@@ -237,15 +247,21 @@ bool prepare_rows(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t*
       const int64_t bytes = std::min<int64_t>(32, len - g);  // a multiple of 4
       const __m256i v = bytes == 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + g))
                                     : load_dwords(src + g, bytes);
+      // vpmaddubsw sums the products of a pair of k (2i, 2i + 1) in int16: only pairs whose two
+      // bytes could reach 32767 together are changed and listed (pair_sums).
       __m256i out, hot, pos = zero;
-      if constexpr (Centred) {  // d = a - 128, the listed bytes (|d| > 64) moved by -+64
+      if constexpr (Centred) {  // d = a - 128; in a pair of one sign with |d| + |d'| > 128, |d| > 64 moved by -+64
         const __m256i d = _mm256_xor_si256(v, flip);
-        hot = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);
+        const __m256i far = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);  // |d| > 64
+        const __m256i big = _mm256_cmpgt_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(d), ones8), c128);
+        const __m256i differ = _mm256_srai_epi16(_mm256_xor_si256(_mm256_slli_epi16(d, 8), d), 15);
+        hot = _mm256_and_si256(far, _mm256_andnot_si256(differ, big));
         pos = _mm256_cmpgt_epi8(d, zero);
         out = _mm256_sub_epi8(d, _mm256_and_si256(hot, _mm256_blendv_epi8(_mm256_set1_epi8(-64), c64, pos)));
-      } else {  // the top bits cleared, the bytes >= 128 listed
-        hot = v;
-        out = _mm256_and_si256(v, low7);
+      } else {  // in a pair with a + a' > 255, the bytes >= 128 with their top bit cleared
+        const __m256i over = _mm256_cmpgt_epi16(_mm256_maddubs_epi16(v, ones8), c255);
+        hot = _mm256_and_si256(_mm256_and_si256(over, v), flip);
+        out = _mm256_xor_si256(v, hot);
       }
       if (bytes == 32) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + g), out);
@@ -298,31 +314,34 @@ bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint
 
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                        const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep) {
-  // The high bits: + 128 * b(k, :) for each byte >= 128.
+  // The high bits: + 128 * b(k, :) for each listed byte.
   auto high_bits = [&](int64_t i, int64_t mr, __m256i (*acc)[2]) { add_listed<7, false>(bytes, hot_start, hot_k, i, mr, acc); };
   byte_panel_any<false>(lo, lda, m, bytes, kq, n, c, ldc, ep, nullptr, high_bits);
 }
 
-bool qrows_below_128_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp) {
+bool qrows_pairs_fit_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp) {
   if (lda == kp) {  // contiguous rows: one stream
     kp *= m;
     m = 1;
   }
+  const __m256i ones8 = _mm256_set1_epi8(1), c255 = _mm256_set1_epi16(255);
+  // a(2i) + a(2i + 1) per 16-bit lane; `most` keeps the largest of a row so far.
+  auto pairs = [&](__m256i v) { return _mm256_maddubs_epi16(v, ones8); };
   for (int64_t r = 0; r < m; ++r) {
     const uint8_t* ar = a + r * lda;
     int64_t k = 0;
-    __m256i any = _mm256_setzero_si256();
+    __m256i most = _mm256_setzero_si256();
     for (; k + 128 <= kp; k += 128) {
       const __m256i* p = reinterpret_cast<const __m256i*>(ar + k);
-      any = _mm256_or_si256(any, _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(p), _mm256_loadu_si256(p + 1)),
-                                                  _mm256_or_si256(_mm256_loadu_si256(p + 2), _mm256_loadu_si256(p + 3))));
-      if (_mm256_movemask_epi8(any)) return false;
+      const __m256i m01 = _mm256_max_epi16(pairs(_mm256_loadu_si256(p)), pairs(_mm256_loadu_si256(p + 1)));
+      const __m256i m23 = _mm256_max_epi16(pairs(_mm256_loadu_si256(p + 2)), pairs(_mm256_loadu_si256(p + 3)));
+      most = _mm256_max_epi16(most, _mm256_max_epi16(m01, m23));
+      if (_mm256_movemask_epi8(_mm256_cmpgt_epi16(most, c255))) return false;
     }
-    for (; k + 32 <= kp; k += 32) any = _mm256_or_si256(any, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)));
-    if (k < kp) {  // the rest: whole dwords (kp % 4 == 0), masked
-      any = _mm256_or_si256(any, load_dwords(ar + k, kp - k));
-    }
-    if (_mm256_movemask_epi8(any)) return false;
+    for (; k + 32 <= kp; k += 32)
+      most = _mm256_max_epi16(most, pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k))));
+    if (k < kp) most = _mm256_max_epi16(most, pairs(load_dwords(ar + k, kp - k)));  // whole dwords, masked
+    if (_mm256_movemask_epi8(_mm256_cmpgt_epi16(most, c255))) return false;
   }
   return true;
 }

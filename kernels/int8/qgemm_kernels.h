@@ -31,21 +31,23 @@ void qpanel_avx2_w16_half(const uint16_t* a, int64_t lda, int64_t m, const int8_
 void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep);
 // AVX2's split form for a wide B (kernels/int8/qgemm_bytes_avx2.cpp): qsplit_rows_avx2 writes rows
-// [0, m) of A (kp bytes each) with the top bit cleared to lo (ldl apart) and lists each row's
-// k whose byte is >= 128 (row r's at hot_k[hot_start[r] .. hot_start[r + 1]), m + 1 starts);
-// false, with lo and the lists unfinished, when there are more than max_hot (or kp > 65536).
-// qpanel_avx2_split then computes the panel from lo and the lists (byte_panel).
+// [0, m) of A (kp bytes each) to lo (ldl apart), the bytes >= 128 of each pair of k with
+// a(2i) + a(2i + 1) > 255 with their top bit cleared, and lists their k (row r's at
+// hot_k[hot_start[r] .. hot_start[r + 1]), m + 1 starts); false, with lo and the lists unfinished,
+// when there are more than max_hot (or kp > 65536). qpanel_avx2_split then computes the panel
+// from lo and the lists (byte_panel).
 bool qsplit_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t* lo, int64_t ldl,
                       int32_t* hot_start, uint16_t* hot_k, int64_t max_hot);
 void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,
                        const int32_t* hot_start, const uint16_t* hot_k, void* c, int64_t ldc, const QEpilogue& ep);
 // The centred form (kernels/int8/qgemm_bytes_avx2.cpp): qcentre_rows_avx2 writes rows [0, m) of A
-// (kp bytes each) as d = a - 128, each byte with |d| > 64 moved by -+64 and listed
-// (k, with 0x8000 when it went up: d < 0), and per row the constant its sums need (row_const);
-// false when more than max_hot are listed (or kp > 32768). qpanel_avx2_centred computes a panel
-// from them and the panel's column sums (QPackedB::col_sums, n of them). qrows_below_128_avx2: whether
-// every byte of rows [0, m) (kp each) is below 128 (the byte kernel can then read them in place).
-bool qrows_below_128_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp);
+// (kp bytes each) as d = a - 128, and in each pair of k whose d have one sign and |d| + |d'| > 128
+// the bytes with |d| > 64 moved by -+64 and listed (k, with 0x8000 when it went up: d < 0), and
+// per row the constant its sums need (row_const); false when more than max_hot are listed (or
+// kp > 32768). qpanel_avx2_centred computes a panel from them and the panel's column sums
+// (QPackedB::col_sums, n of them). qrows_pairs_fit_avx2: whether no pair of k of rows [0, m) (kp
+// each) sums past 255 (the byte kernel can then read them in place).
+bool qrows_pairs_fit_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp);
 bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, int8_t* lo, int64_t ldl,
                        int32_t* hot_start, uint16_t* hot_k, int64_t max_hot, int32_t* row_const);
 void qpanel_avx2_centred(const int8_t* lo, int64_t lda, int64_t m, const int8_t* bytes, int64_t kq, int64_t n,

@@ -30,7 +30,13 @@ struct Case {
   // 2 all below 128: the byte kernel on A in place;
   // 3 mostly in [64, 192] (1 in 128 outside, at 0-63 or 193-255; row 0 every 64th at 0 or 255, row
   //   1 at 192 and 64): the centred form (d = a - 128 against the weights + 128, |d| > 64 listed);
-  // 4 in [64, 192] but 1 in 16 outside: too many to list (widened).
+  // 4 in [64, 192] but 1 in 16 outside: too many to list (widened);
+  // 5 pairs of k (2i, 2i + 1) at vpmaddubsw's bound: 1 in 8 summing to exactly 255 (any split,
+  //   (255, 0) to (128, 127): never listed), 1 in 128 past it (listed: the split form), the others
+  //   below 128; row 0 every pair (255, 0) or (0, 255);
+  // 6 the centred form's pairs (d = a - 128 mostly in [-64, 64]): 1 in 8 at its bound (opposite
+  //   signs up to (-128, 127), or one sign with |d| + |d'| = 128 such as (-128, 0), (64, 64)), 1 in
+  //   128 past it (one sign, |d| + |d'| in 129..192: listed).
   int a_dist = 0;
   // A's rows contiguous (lda = K rounded up to 4, the bytes past K random): the split and centred
   // forms prepare them as one stream; else 4 bytes apart.
@@ -77,6 +83,44 @@ TEST_P(QGemmTest, MatchesLoops) {
         a[static_cast<size_t>(i * lda + k)] = static_cast<uint8_t>(hot ? 128 + byte(rng) % 128 : byte(rng) % 128);
       }
     if (c.M > 1) a[static_cast<size_t>(lda + 1)] = c.a_dist == 1 ? 255 : 127;
+  } else if (c.a_dist == 5 || c.a_dist == 6) {
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t k = 0; k + 1 < lda; k += 2) {
+        const int kind = byte(rng) % 128;  // 0-15 at the bound, 16 past it, else inside
+        int x, y;
+        if (c.a_dist == 5) {
+          if (i == 0) {
+            x = k % 4 ? 0 : 255;
+          } else if (kind < 16) {
+            x = byte(rng);
+          } else if (kind == 16) {
+            x = 128 + byte(rng) % 128;
+          } else {
+            x = byte(rng) % 128;
+          }
+          y = i == 0 ? 255 - x : kind < 16 ? 255 - x : kind == 16 ? 256 - x + byte(rng) % x : byte(rng) % 128;
+        } else {
+          int dx, dy;
+          if (kind < 16) {  // the bound: opposite signs, or one sign summing to 128
+            dx = (kind % 2 ? 1 : -1) * (byte(rng) % 129);
+            const bool opposite = kind < 8;
+            dy = opposite ? (dx < 0 ? byte(rng) % 128 : -(byte(rng) % 129)) : (dx < 0 ? -(128 + dx) : 128 - dx);
+          } else if (kind == 16) {  // one sign, 129..192 together
+            const int sum = 129 + byte(rng) % 64, part = sum - 64 + byte(rng) % 64;
+            const int px = std::min(part, 128), py = std::min(sum - px, 127);
+            const int sign = byte(rng) % 2 ? 1 : -1;
+            dx = sign * px;
+            dy = sign * py;
+          } else {
+            dx = byte(rng) % 129 - 64;
+            dy = byte(rng) % 129 - 64;
+          }
+          x = std::clamp(dx + 128, 0, 255);
+          y = std::clamp(dy + 128, 0, 255);
+        }
+        a[static_cast<size_t>(i * lda + k)] = static_cast<uint8_t>(x);
+        a[static_cast<size_t>(i * lda + k + 1)] = static_cast<uint8_t>(y);
+      }
   } else if (c.a_dist >= 3) {
     const int every = c.a_dist == 3 ? 128 : 16;
     for (int64_t i = 0; i < c.M; ++i)
@@ -229,7 +273,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                                          Case{100, 170, 2051, false, 130, true, 0, 3, true},
                                          Case{97, 144, 24, true, 0, false, 0, 1, true},
                                          Case{200, 150, 2050, true, 3, false, 0, 1, true},
-                                         Case{30, 24, 144, true, 128, false, 0, 2, true}));
+                                         Case{30, 24, 144, true, 128, false, 0, 2, true},
+                                         // Pairs of k at and past vpmaddubsw's bound: in place
+                                         // and split, centred; tails, uint8 B, contiguous rows.
+                                         Case{200, 150, 2050, true, 3, false, 0, 5}, Case{100, 170, 2051, false, 7, true, 0, 5},
+                                         Case{97, 144, 24, true, 0, false, 0, 5, true}, Case{23, 37, 300, true, 0, false, 0, 5},
+                                         Case{200, 150, 2050, true, 128, false, 0, 6}, Case{100, 170, 2051, false, 130, true, 0, 6},
+                                         Case{97, 144, 24, true, 128, false, 0, 6, true}));
 
 }  // namespace
 }  // namespace fusor::int8
