@@ -289,15 +289,22 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   std::vector<const int32_t*> col_lt(splits.size());
   {
     char* c = mem + off_bytes + bias_bytes + row_bytes;
+    // No pixel of any tile outside the input's columns (a 1x1 conv's single row of thousands of
+    // tiles, 17k cycles per call with the loop below): all zeros.
+    const bool inside = s.pad_l <= 0 && (OW - 1) * s.stride_w - s.pad_l + (KW - 1) * s.dil_w <= Wd - 1;
     for (size_t i = 0; i < splits.size(); ++i) {
       int32_t* t = reinterpret_cast<int32_t*>(c);
       const int64_t R = splits[i].R;
-      for (int64_t j = 0; j < splits[i].nt; ++j) {
+      if (inside) std::fill(t, t + splits[i].nt * KW * 2, 0);
+      for (int64_t j = 0; j < (inside ? 0 : splits[i].nt); ++j) {
         const int64_t ox0 = j * R, r = std::min(R, OW - ox0);
         for (int64_t kw = 0; kw < KW; ++kw) {
           const int64_t ix0 = ox0 * s.stride_w - s.pad_l + kw * s.dil_w;  // pixel 0's column
-          const int64_t lead = std::clamp<int64_t>(ceil_div(-ix0, s.stride_w), 0, r);
-          const int64_t trail = std::clamp<int64_t>(r - 1 - floor_div(Wd - 1 - ix0, s.stride_w), 0, r);
+          // Divisions only at the edges (a 1x1 conv's single row has thousands of tiles).
+          const int64_t lead = ix0 >= 0 ? 0 : std::clamp<int64_t>(ceil_div(-ix0, s.stride_w), 0, r);
+          const int64_t trail = ix0 + (r - 1) * s.stride_w <= Wd - 1
+                                    ? 0
+                                    : std::clamp<int64_t>(r - 1 - floor_div(Wd - 1 - ix0, s.stride_w), 0, r);
           t[(j * KW + kw) * 2] = static_cast<int32_t>(lead);
           t[(j * KW + kw) * 2 + 1] = static_cast<int32_t>(trail);
         }
@@ -308,9 +315,10 @@ void nchwc_conv(const NchwcConvWeights& w, const Conv2dShape& s0, const float* x
   }
   for (int64_t oy = 0; oy < OH; ++oy) {
     const int64_t iy0 = oy * s.stride_h - s.pad_t;
-    const int64_t kh_lo = std::clamp<int64_t>(ceil_div(-iy0, s.dil_h), 0, KH);
+    const bool inside = iy0 >= 0 && iy0 + (KH - 1) * s.dil_h <= H - 1;
+    const int64_t kh_lo = inside ? 0 : std::clamp<int64_t>(ceil_div(-iy0, s.dil_h), 0, KH);
     row_kh[2 * oy] = static_cast<int32_t>(kh_lo);
-    row_kh[2 * oy + 1] = static_cast<int32_t>(std::clamp<int64_t>(ceil_div(H - iy0, s.dil_h), kh_lo, KH));
+    row_kh[2 * oy + 1] = static_cast<int32_t>(inside ? KH : std::clamp<int64_t>(ceil_div(H - iy0, s.dil_h), kh_lo, KH));
   }
   for (int64_t kw = 0; kw < KW; ++kw)
     for (int64_t kh = 0; kh < KH; ++kh)
