@@ -351,37 +351,51 @@ struct DepthwiseTile {
   };
 
   // The row form (TileArgs::dw_kw), compiled for two-vector blocks at stride 1 with KW = 3, for
-  // tiles whose taps all lie inside the image's columns. One vector of the block at a time, per
-  // kernel row in [kh_lo, kh_hi): the KW weights in registers, then each of the R + KW - 1 input
-  // pixels loaded once and FMA'd into the accumulators of the pixels that read it: per row and
-  // vector KW + R + KW - 1 loads for KW R FMAs, against 2 KW R (KW 3, R 6: 11 loads for 18 FMAs,
-  // not 21). bench/nchwc_conv_bench: mv2_dw_3x3_144 266 -> 227 us, effb0_dw_3x3_32_112 196 -> 182.
-  // At stride 2 and for 5x5 the same form measured 3-6% slower (R accumulator chains per pass are
-  // too few to hide the FMA latency), so those keep the tap-by-tap tile. Weights of tap (kh, kw)
-  // at w + (kw KH + kh) B, as the steps.
-  template <int KW, int HV>
-  static inline __attribute__((always_inline)) void rows_vec(const TileArgs& a, int kh_lo, int kh_hi) {
+  // tiles whose taps all lie inside the image's columns. Per kernel row in [kh_lo, kh_hi): the KW
+  // weights of the block's first vector in registers, then each of the R + KW - 1 input pixels
+  // loaded once per vector and FMA'd into the accumulators of the pixels that read it (the second
+  // vector's weights as memory operands: its KW registers would make 19 of 16). Per kernel row
+  // 2 (R + KW - 1) + KW + R KW loads for 2 KW R FMAs (R 6: 37 for 36; the tap-by-tap tile's
+  // 2 KW (R + 1): 42), with both vectors' 2 R accumulator chains in flight (one vector at a time,
+  // 6 chains did not hide the FMA latency: 4-8% slower on mv2_dw_3x3_144, mv2_dw_3x3_576_14 and
+  // effb0_dw_3x3_32_112, bench/nchwc_conv_bench).
+  // At stride 2 and for 5x5 a row form measured 3-6% slower, so those keep the tap-by-tap tile.
+  // Weights of tap (kh, kw) at w + (kw KH + kh) B, as the steps.
+  template <int KW>
+  static inline __attribute__((always_inline)) void rows_both(const TileArgs& a, int kh_lo, int kh_hi) {
     constexpr int NX = R + KW - 1;
-    reg acc[R];
-    const reg b = a.bias ? V::load(a.bias + HV * W) : V::zero();
+    reg acc0[R], acc1[R];
+    const reg b0 = a.bias ? V::load(a.bias) : V::zero(), b1 = a.bias ? V::load(a.bias + W) : V::zero();
 #pragma GCC unroll 32
-    for (int r = 0; r < R; ++r) acc[r] = a.first ? b : V::load(a.y + r * B + HV * W);
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = a.first ? b0 : V::load(a.y + r * B);
+      acc1[r] = a.first ? b1 : V::load(a.y + r * B + W);
+    }
     for (int kh = kh_lo; kh < kh_hi; ++kh) {
-      const float* xr = a.x + a.off[kh] + HV * W;  // tap (kh, 0) of pixel 0; input pixel ix at + ix B
-      const float* wr = a.w + kh * B + HV * W;
+      const float* xr = a.x + a.off[kh];
+      const float* wr = a.w + kh * B;
+      const int64_t ws = a.dw_kh * B;
       reg wv[KW];
 #pragma GCC unroll 8
-      for (int kw = 0; kw < KW; ++kw) wv[kw] = V::load(wr + kw * a.dw_kh * B);
+      for (int kw = 0; kw < KW; ++kw) wv[kw] = V::load(wr + kw * ws);
 #pragma GCC unroll 64
       for (int ix = 0; ix < NX; ++ix) {
-        const reg xv = V::load(xr + ix * B);
+        const reg x0 = V::load(xr + ix * B);
 #pragma GCC unroll 8
         for (int kw = 0; kw < KW; ++kw)
-          if (ix - kw >= 0 && ix - kw < R) acc[ix - kw] = V::fma(xv, wv[kw], acc[ix - kw]);
+          if (ix - kw >= 0 && ix - kw < R) acc0[ix - kw] = V::fma(x0, wv[kw], acc0[ix - kw]);
+        const reg x1 = V::load(xr + ix * B + W);
+#pragma GCC unroll 8
+        for (int kw = 0; kw < KW; ++kw)
+          if (ix - kw >= 0 && ix - kw < R) acc1[ix - kw] = V::fma(x1, V::load(wr + kw * ws + W), acc1[ix - kw]);
       }
     }
-    if (a.last) return store_last<Vec<HV>, V>(a, acc);
-    Vec<HV>::template store<false>(a, acc, [](reg t) __attribute__((always_inline)) { return t; });
+    if (a.last) {
+      store_last<Vec<0>, V>(a, acc0);
+      return store_last<Vec<1>, V>(a, acc1);
+    }
+    Vec<0>::template store<false>(a, acc0, [](reg t) __attribute__((always_inline)) { return t; });
+    Vec<1>::template store<false>(a, acc1, [](reg t) __attribute__((always_inline)) { return t; });
   }
   // Runs tile a in the row form when it is one for it (no lead or trail, every kernel column
   // present with the same rows: one merged segment of all taps, or KW of kernel rows [lo, hi)).
@@ -393,8 +407,7 @@ struct DepthwiseTile {
     if (a.nseg == 1 && a.seg[0].s0 == 0 && a.seg[0].s1 == KW * a.dw_kh) kh_hi = a.dw_kh;
     else if (a.nseg == KW) kh_lo = a.seg[0].s0, kh_hi = a.seg[0].s1;
     else return false;
-    rows_vec<KW, 0>(a, kh_lo, kh_hi);
-    rows_vec<KW, 1>(a, kh_lo, kh_hi);
+    rows_both<KW>(a, kh_lo, kh_hi);
     return true;
   }
 
