@@ -57,6 +57,15 @@ int64_t split_min_panels() {
   return v;
 }
 
+// FUSOR_INT8_GROUPED=0: never the grouped form (comparisons).
+bool grouped_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("FUSOR_INT8_GROUPED");
+    return !(e && std::string_view(e) == "0");
+  }();
+  return allowed;
+}
+
 bool split_allowed() {
   static const bool allowed = [] {
     const char* e = std::getenv("FUSOR_INT8_SPLIT");
@@ -81,7 +90,7 @@ bool split_allowed() {
 // more 0.85-0.96); with fewer, a read-only check for the in-place form. FUSOR_INT8_SPLIT=0 always
 // widens (comparisons). The buffers are the calling thread's.
 struct Avx2Rows {
-  enum class Form : uint8_t { Widened, InPlace, Split, Centred };
+  enum class Form : uint8_t { Widened, InPlace, Grouped, Split, Centred };
   Form form = Form::Widened;
   const uint8_t* lo = nullptr;  // InPlace: A itself; Split: the low bits; Centred: d
   const int32_t* starts = nullptr;
@@ -93,6 +102,7 @@ struct Avx2Rows {
   void panel(const QPackedB& b, int64_t p, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) const {
     switch (form) {
       case Form::InPlace: return qpanel_avx2_bytes(lo, ld, m, b.byte_panel(p), kq, n, c, ldc, ep);
+      case Form::Grouped: return qpanel_avx2_grouped(lo, ld, m, b.byte_panel(p), kq, n, c, ldc, ep);
       case Form::Split: return qpanel_avx2_split(lo, ld, m, b.byte_panel(p), kq, n, starts, hot, c, ldc, ep);
       case Form::Centred:
         return qpanel_avx2_centred(reinterpret_cast<const int8_t*>(lo), ld, m, b.byte_panel(p), kq, n, starts, hot,
@@ -111,7 +121,8 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
   r.kq = kp / 4;
   if (b.byte_panel(0) && split_allowed()) {
     auto in_place = [&] {
-      r.form = Avx2Rows::Form::InPlace;
+      r.form = grouped_allowed() && qrows_groups_fit_avx2(a, lda, m, kp) ? Avx2Rows::Form::Grouped
+                                                                         : Avx2Rows::Form::InPlace;
       r.lo = a;
       r.ld = lda;
       return r;

@@ -204,6 +204,105 @@ template <int Shift, bool Signed>
   byte_panel<false>(a, lda, m, panel, kq, n, c, ldc, ep, nullptr, [](int64_t, int64_t, __m256i (*)[2]) {});
 }
 
+// The grouped form of the plain kernel: rows whose bytes are small enough that the int16 sums of
+// four k groups cannot leave int16 (qrows_groups_fit_avx2) add four vpmaddubsw results with
+// vpaddw before one vpmaddwd by ones: per 128 products 5 multiplies instead of 8. MR rows of a
+// tile of 8 * NV columns, both int16 partial sums and int32 accumulators in registers (2 x 16:
+// 8 of them; 5 x 8 for a half panel: with 3 x 16 and 6 x 8, GCC kept one on the stack); the k
+// groups past the last whole four one by one.
+template <int MR, int NV>
+[[gnu::always_inline]] inline void group_rows(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t kq,
+                                             __m256i (*out)[2]) {
+  __m256i acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  auto bcast = [&](int r, int64_t q) {
+    int32_t x32;
+    std::memcpy(&x32, a + r * lda + 4 * q, 4);
+    return _mm256_set1_epi32(x32);
+  };
+  const int64_t kq4 = kq / 4 * 4;
+#pragma GCC unroll 1
+  for (int64_t q0 = 0; q0 < kq4; q0 += 4) {
+    // Row by row, the panel's vectors read as memory operands (all of a step's products live at
+    // once, GCC kept them on the stack).
+    const int8_t* pq = panel + q0 * 64;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      __m256i part[NV];
+      for (int v = 0; v < NV; ++v) {
+        part[v] = _mm256_maddubs_epi16(bcast(r, q0), _mm256_load_si256(reinterpret_cast<const __m256i*>(pq + 32 * v)));
+#pragma GCC unroll 4
+        for (int dq = 1; dq < 4; ++dq)
+          part[v] = _mm256_add_epi16(
+              part[v], _mm256_maddubs_epi16(bcast(r, q0 + dq),
+                                            _mm256_load_si256(reinterpret_cast<const __m256i*>(pq + dq * 64 + 32 * v))));
+        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(part[v], ones));
+      }
+    }
+  }
+#pragma GCC unroll 1
+  for (int64_t q = kq4; q < kq; ++q) {
+    __m256i b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32 * v));
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256i x = bcast(r, q);
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(_mm256_maddubs_epi16(x, b[v]), ones));
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    out[r][0] = acc[r][0];
+    out[r][1] = NV == 2 ? acc[r][NV - 1] : _mm256_setzero_si256();
+  }
+}
+
+// One row of a full panel's tile (grouped_full's last row of an odd count; inlined there, GCC kept
+// the 2-row tile's accumulators on the stack).
+[[gnu::noinline]] void grouped_row(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t kq, __m256i (*acc)[2]) {
+  group_rows<1, 2>(a, lda, panel, kq, acc);
+}
+
+[[gnu::noinline]] void grouped_full(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq,
+                                    int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
+  constexpr int MR = 2;
+  QEpilogueAvx2 e(ep, n);
+  e.load_column(0);
+  e.load_column(1);
+  for (int64_t i = 0; i < m; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, m - i);
+    const uint8_t* ai = a + i * lda;
+    __m256i acc[MR][2];
+    if (mr == MR) group_rows<MR, 2>(ai, lda, panel, kq, acc);
+    else grouped_row(ai, lda, panel, kq, acc);
+    qstore_tile_avx2<MR>(e, i, mr, acc, c, ldc);
+  }
+}
+
+[[gnu::noinline]] void grouped_half(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq,
+                                    int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
+  constexpr int MR = 5;
+  QEpilogueAvx2 e(ep, n);
+  e.load_column(0);
+  for (int64_t i = 0; i < m; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, m - i);
+    const uint8_t* ai = a + i * lda;
+    __m256i acc[MR][2];
+    if (mr == MR) {
+      group_rows<MR, 1>(ai, lda, panel, kq, acc);
+    } else {
+      int64_t r = 0;
+      for (; r + 2 <= mr; r += 2) group_rows<2, 1>(ai + r * lda, lda, panel, kq, acc + r);
+      if (r < mr) group_rows<1, 1>(ai + r * lda, lda, panel, kq, acc + r);
+    }
+    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
+  }
+}
+
 #pragma GCC diagnostic pop
 
 }  // namespace
@@ -213,6 +312,12 @@ void qpanel_avx2_bytes(const uint8_t* a, int64_t lda, int64_t m, const int8_t* p
   auto none = [](int64_t, int64_t, __m256i (*)[2]) {};
   if (n <= 8) return byte_panel_half<false>(a, lda, m, panel, kq, n, c, ldc, ep, nullptr, none);
   full_plain(a, lda, m, panel, kq, n, c, ldc, ep);
+}
+
+void qpanel_avx2_grouped(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
+                         void* c, int64_t ldc, const QEpilogue& ep) {
+  if (n <= 8) return grouped_half(a, lda, m, panel, kq, n, c, ldc, ep);
+  grouped_full(a, lda, m, panel, kq, n, c, ldc, ep);
 }
 
 namespace {
@@ -341,6 +446,28 @@ bool qrows_pairs_fit_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp) 
     for (; k + 32 <= kp; k += 32)
       most = _mm256_max_epi16(most, pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k))));
     if (k < kp) most = _mm256_max_epi16(most, pairs(load_dwords(ar + k, kp - k)));  // whole dwords, masked
+    if (_mm256_movemask_epi8(_mm256_cmpgt_epi16(most, c255))) return false;
+  }
+  return true;
+}
+
+bool qrows_groups_fit_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp) {
+  // Per 16 bytes (four k groups) of a row, the pair sums p0..p7: the grouped kernel's int16 lanes
+  // add p0 + p2 + p4 + p6 and p1 + p3 + p5 + p7; each must stay <= 255 (255 * 128 = 32640).
+  const __m256i ones8 = _mm256_set1_epi8(1), c255 = _mm256_set1_epi16(255);
+  const __m256i lanes01 = _mm256_setr_epi16(-1, -1, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0);
+  const int64_t whole = kp / 16 * 16;
+  for (int64_t r = 0; r < m; ++r) {
+    const uint8_t* ar = a + r * lda;
+    __m256i most = _mm256_setzero_si256();
+    int64_t k = 0;
+    auto add = [&](__m256i v) {
+      const __m256i p = _mm256_maddubs_epi16(v, ones8);
+      const __m256i t = _mm256_add_epi16(p, _mm256_srli_epi64(p, 32));  // lanes 0, 1 of each 64 bits
+      most = _mm256_max_epi16(most, _mm256_and_si256(_mm256_add_epi16(t, _mm256_srli_si256(t, 8)), lanes01));
+    };
+    for (; k + 32 <= whole; k += 32) add(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + k)));
+    if (k < whole) add(_mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ar + k))));
     if (_mm256_movemask_epi8(_mm256_cmpgt_epi16(most, c255))) return false;
   }
   return true;

@@ -47,6 +47,13 @@ void qpanel_avx2_split(const uint8_t* lo, int64_t lda, int64_t m, const int8_t* 
 // kp > 32768). qpanel_avx2_centred computes a panel from them and the panel's column sums
 // (QPackedB::col_sums, n of them). qrows_pairs_fit_avx2: whether no pair of k of rows [0, m) (kp
 // each) sums past 255 (the byte kernel can then read them in place).
+// The grouped form (the same file): for rows whose every 16 bytes (four k groups) have pair sums
+// p0 + p2 + p4 + p6 and p1 + p3 + p5 + p7 both <= 255 (qrows_groups_fit_avx2; bytes past the
+// last whole 16 taken pair by pair, so the rows must also pass qrows_pairs_fit_avx2), the plain
+// byte kernel with four vpmaddubsw results added in int16 before one vpmaddwd, A read in place.
+bool qrows_groups_fit_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp);
+void qpanel_avx2_grouped(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
+                         void* c, int64_t ldc, const QEpilogue& ep);
 bool qrows_pairs_fit_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp);
 bool qcentre_rows_avx2(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, int8_t* lo, int64_t ldl,
                        int32_t* hot_start, uint16_t* hot_k, int64_t max_hot, int32_t* row_const);

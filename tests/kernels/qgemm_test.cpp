@@ -36,7 +36,11 @@ struct Case {
   //   below 128; row 0 every pair (255, 0) or (0, 255);
   // 6 the centred form's pairs (d = a - 128 mostly in [-64, 64]): 1 in 8 at its bound (opposite
   //   signs up to (-128, 127), or one sign with |d| + |d'| = 128 such as (-128, 0), (64, 64)), 1 in
-  //   128 past it (one sign, |d| + |d'| in 129..192: listed).
+  //   128 past it (one sign, |d| + |d'| in 129..192: listed);
+  // 7 every byte in [0, 31] (the grouped form: four k groups summed in int16), row 1 at its bound
+  //   (per 16 bytes, 255 at k 0 and k 15: each int16 lane's bytes sum to 255);
+  // 8 the same with one 16 bytes of each row holding 200 at k 0 and k 4 (one lane's bytes sum
+  //   past 255, every pair within it: the plain in-place form).
   int a_dist = 0;
   // A's rows contiguous (lda = K rounded up to 4, the bytes past K random): the split and centred
   // forms prepare them as one stream; else 4 bytes apart.
@@ -83,6 +87,16 @@ TEST_P(QGemmTest, MatchesLoops) {
         a[static_cast<size_t>(i * lda + k)] = static_cast<uint8_t>(hot ? 128 + byte(rng) % 128 : byte(rng) % 128);
       }
     if (c.M > 1) a[static_cast<size_t>(lda + 1)] = c.a_dist == 1 ? 255 : 127;
+  } else if (c.a_dist == 7 || c.a_dist == 8) {
+    for (int64_t i = 0; i < c.M; ++i) {
+      uint8_t* ar = a.data() + i * lda;
+      for (int64_t k = 0; k < lda; ++k) ar[k] = static_cast<uint8_t>(i == 1 ? (k % 16 == 0 || k % 16 == 15 ? 255 : 0) : byte(rng) % 32);
+      if (c.a_dist == 8 && c.K >= 16) {
+        const int64_t g = (i * 7 % (c.K / 16)) * 16;
+        ar[g] = ar[g + 4] = 200;
+        ar[g + 1] = ar[g + 5] = 31;
+      }
+    }
   } else if (c.a_dist == 5 || c.a_dist == 6) {
     for (int64_t i = 0; i < c.M; ++i)
       for (int64_t k = 0; k + 1 < lda; k += 2) {
@@ -279,7 +293,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                                          Case{200, 150, 2050, true, 3, false, 0, 5}, Case{100, 170, 2051, false, 7, true, 0, 5},
                                          Case{97, 144, 24, true, 0, false, 0, 5, true}, Case{23, 37, 300, true, 0, false, 0, 5},
                                          Case{200, 150, 2050, true, 128, false, 0, 6}, Case{100, 170, 2051, false, 130, true, 0, 6},
-                                         Case{97, 144, 24, true, 128, false, 0, 6, true}));
+                                         Case{97, 144, 24, true, 128, false, 0, 6, true},
+                                         // Small bytes (the grouped form; tails of its 2-row and
+                                         // 5-row half tiles, K past whole groups of 16), and
+                                         // the same with one group over its bound in each row.
+                                         Case{97, 150, 300, true, 3, false, 0, 7}, Case{23, 40, 2052, false, 0, true, 0, 7},
+                                         Case{31, 24, 144, true, 5, false, 0, 7, true}, Case{9, 8, 37, true, 5, false, 0, 7},
+                                         Case{97, 150, 300, true, 3, false, 0, 8}, Case{23, 40, 2052, false, 0, true, 0, 8}));
 
 }  // namespace
 }  // namespace fusor::int8
