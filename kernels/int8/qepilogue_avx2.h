@@ -4,6 +4,7 @@
 #pragma once
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -155,6 +156,30 @@ template <int MR>
     if (r >= mr) break;
 #pragma GCC unroll 2
     for (int v = 0; v < 2; ++v) e.store(acc[r][v], i + r, v, c, ldc);
+  }
+}
+
+// Rows [0, m) of a panel of at most 8 columns (one vector per row) in tiles of MR rows, a last
+// shorter tile as tiles of SUB rows and then single ones: rows.template operator()<R>(i, acc)
+// computes the R rows from row i into acc[0, R)[0], then after(i, mr, acc) (the listed bytes'
+// fixes, or nothing), then the epilogue stores them.
+template <int MR, int SUB, class Rows, class After>
+[[gnu::always_inline]] inline void qhalf_tiles_avx2(const QEpilogue& ep, int64_t m, int64_t n, void* c, int64_t ldc,
+                                                    Rows rows, After after) {
+  QEpilogueAvx2 e(ep, n);
+  e.load_column(0);
+  for (int64_t i = 0; i < m; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, m - i);
+    __m256i acc[MR][2];
+    if (mr == MR) {
+      rows.template operator()<MR>(i, acc);
+    } else {
+      int64_t r = 0;
+      for (; r + SUB <= mr; r += SUB) rows.template operator()<SUB>(i + r, acc + r);
+      for (; r < mr; ++r) rows.template operator()<1>(i + r, acc + r);
+    }
+    after(i, mr, acc);
+    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
   }
 }
 

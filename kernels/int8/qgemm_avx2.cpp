@@ -125,22 +125,8 @@ void qpanel_avx2_w16(const uint16_t* a, int64_t lda, int64_t m, const int8_t* pa
 // many wasted columns as real ones.
 void qpanel_avx2_w16_half(const uint16_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
                           void* c, int64_t ldc, const QEpilogue& ep) {
-  constexpr int MR = 12;
-  QEpilogueAvx2 e(ep, n);
-  e.load_column(0);
-  for (int64_t i = 0; i < m; i += MR) {
-    const int64_t mr = std::min<int64_t>(MR, m - i);
-    const uint16_t* w16 = a + i * lda;
-    __m256i acc[MR][2];
-    if (mr == MR) {
-      half_rows<MR>(w16, lda, panel, kq, acc);
-    } else {
-      int64_t r = 0;
-      for (; r + 4 <= mr; r += 4) half_rows<4>(w16 + r * lda, lda, panel, kq, acc + r);
-      for (; r < mr; ++r) half_rows<1>(w16 + r * lda, lda, panel, kq, acc + r);
-    }
-    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
-  }
+  auto rows = [&]<int R>(int64_t i, __m256i(*acc)[2]) { half_rows<R>(a + i * lda, lda, panel, kq, acc); };
+  qhalf_tiles_avx2<12, 4>(ep, m, n, c, ldc, rows, [](int64_t, int64_t, __m256i(*)[2]) {});
 }
 
 }  // namespace fusor::int8

@@ -137,24 +137,11 @@ template <bool Centred, class Fix>
 [[gnu::noinline]] void byte_panel_half(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel,
                                                    int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
                                                    const int32_t* init, Fix fix) {
-  constexpr int MR = 8;  // with 10, GCC kept an accumulator on the stack
-  QEpilogueAvx2 e(ep, n);
-  e.load_column(0);
-  for (int64_t i = 0; i < m; i += MR) {
-    const int64_t mr = std::min<int64_t>(MR, m - i);
-    const uint8_t* ai = a + i * lda;
-    __m256i acc[MR][2];
-    if (mr == MR) {
-      byte_rows<MR, 1, Centred>(ai, lda, panel, kq, Centred ? init + i : init, acc);
-    } else {
-      int64_t r = 0;
-      for (; r + 4 <= mr; r += 4)
-        byte_rows<4, 1, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
-      for (; r < mr; ++r) byte_rows<1, 1, Centred>(ai + r * lda, lda, panel, kq, Centred ? init + i + r : init, acc + r);
-    }
-    fix(i, mr, acc);
-    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
-  }
+  // Tiles of 8 rows: with 10, GCC kept an accumulator on the stack.
+  auto rows = [&]<int R>(int64_t i, __m256i(*acc)[2]) {
+    byte_rows<R, 1, Centred>(a + i * lda, lda, panel, kq, Centred ? init + i : init, acc);
+  };
+  qhalf_tiles_avx2<8, 4>(ep, m, n, c, ldc, rows, fix);
 }
 
 // The full or the half form by the panel's width (the half one not inlined: beside it, GCC kept
@@ -285,22 +272,8 @@ template <int MR, int NV>
 
 [[gnu::noinline]] void grouped_half(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq,
                                     int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
-  constexpr int MR = 5;
-  QEpilogueAvx2 e(ep, n);
-  e.load_column(0);
-  for (int64_t i = 0; i < m; i += MR) {
-    const int64_t mr = std::min<int64_t>(MR, m - i);
-    const uint8_t* ai = a + i * lda;
-    __m256i acc[MR][2];
-    if (mr == MR) {
-      group_rows<MR, 1>(ai, lda, panel, kq, acc);
-    } else {
-      int64_t r = 0;
-      for (; r + 2 <= mr; r += 2) group_rows<2, 1>(ai + r * lda, lda, panel, kq, acc + r);
-      if (r < mr) group_rows<1, 1>(ai + r * lda, lda, panel, kq, acc + r);
-    }
-    for (int64_t r = 0; r < mr; ++r) e.store(acc[r][0], i + r, 0, c, ldc);
-  }
+  auto rows = [&]<int R>(int64_t i, __m256i(*acc)[2]) { group_rows<R, 1>(a + i * lda, lda, panel, kq, acc); };
+  qhalf_tiles_avx2<5, 2>(ep, m, n, c, ldc, rows, [](int64_t, int64_t, __m256i(*)[2]) {});
 }
 
 #pragma GCC diagnostic pop
