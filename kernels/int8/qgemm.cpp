@@ -77,7 +77,8 @@ bool split_allowed() {
 // Rows [0, m) of A prepared for the AVX2 panels of a wide B, by what their pairs of k hold
 // (vpmaddubsw saturates per pair: kernels/int8/qgemm_bytes_avx2.cpp):
 // - no pair summing past 255: the byte kernel reads them in place (255 * 128 = 32640: no weights
-//   can saturate it; nothing to prepare);
+//   can saturate it; nothing to prepare), in its grouped form where each int16 lane's bytes of
+//   every four k groups also sum to at most 255 (qrows_groups_fit_avx2: small bytes);
 // - at most 1 in 64 bytes to list in the pairs that do: the split form (the same file: those
 //   bytes' top bits cleared, a list of them);
 // - at most 1 in 64 bytes to list with |d| > 64 (d = a - 128) in pairs of one sign whose |d| sum
@@ -92,7 +93,7 @@ bool split_allowed() {
 struct Avx2Rows {
   enum class Form : uint8_t { Widened, InPlace, Grouped, Split, Centred };
   Form form = Form::Widened;
-  const uint8_t* lo = nullptr;  // InPlace: A itself; Split: the low bits; Centred: d
+  const uint8_t* lo = nullptr;  // InPlace, Grouped: A itself; Split: the low bits; Centred: d
   const int32_t* starts = nullptr;
   const uint16_t* hot = nullptr;
   const int32_t* row_const = nullptr;
