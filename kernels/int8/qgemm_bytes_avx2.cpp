@@ -220,12 +220,10 @@ template <int MR, int NV>
     for (int r = 0; r < MR; ++r) {
       __m256i part[NV];
       for (int v = 0; v < NV; ++v) {
-        part[v] = _mm256_maddubs_epi16(bcast(r, q0), _mm256_load_si256(reinterpret_cast<const __m256i*>(pq + 32 * v)));
+        auto b = [&](int64_t dq) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(pq + dq * 64 + 32 * v)); };
+        part[v] = _mm256_maddubs_epi16(bcast(r, q0), b(0));
 #pragma GCC unroll 4
-        for (int dq = 1; dq < 4; ++dq)
-          part[v] = _mm256_add_epi16(
-              part[v], _mm256_maddubs_epi16(bcast(r, q0 + dq),
-                                            _mm256_load_si256(reinterpret_cast<const __m256i*>(pq + dq * 64 + 32 * v))));
+        for (int dq = 1; dq < 4; ++dq) part[v] = _mm256_add_epi16(part[v], _mm256_maddubs_epi16(bcast(r, q0 + dq), b(dq)));
         acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(part[v], ones));
       }
     }
@@ -326,9 +324,10 @@ bool prepare_rows(const uint8_t* a, int64_t lda, int64_t m, int64_t kp, uint8_t*
       const __m256i v = bytes == 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + g))
                                     : load_dwords(src + g, bytes);
       // vpmaddubsw sums the products of a pair of k (2i, 2i + 1) in int16: only pairs whose two
-      // bytes could reach 32767 together are changed and listed (pair_sums).
+      // bytes could reach 32767 together are changed and listed (the file's header).
       __m256i out, hot, pos = zero;
-      if constexpr (Centred) {  // d = a - 128; in a pair of one sign with |d| + |d'| > 128, |d| > 64 moved by -+64
+      if constexpr (Centred) {
+        // d = a - 128; in a pair of one sign with |d| + |d'| > 128, each |d| > 64 moved by -+64.
         const __m256i d = _mm256_xor_si256(v, flip);
         const __m256i far = _mm256_cmpgt_epi8(_mm256_add_epi8(v, c64), zero);  // |d| > 64
         const __m256i big = _mm256_cmpgt_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(d), ones8), c128);

@@ -90,7 +90,10 @@ TEST_P(QGemmTest, MatchesLoops) {
   } else if (c.a_dist == 7 || c.a_dist == 8) {
     for (int64_t i = 0; i < c.M; ++i) {
       uint8_t* ar = a.data() + i * lda;
-      for (int64_t k = 0; k < lda; ++k) ar[k] = static_cast<uint8_t>(i == 1 ? (k % 16 == 0 || k % 16 == 15 ? 255 : 0) : byte(rng) % 32);
+      for (int64_t k = 0; k < lda; ++k) {
+        const bool bound = k % 16 == 0 || k % 16 == 15;
+        ar[k] = static_cast<uint8_t>(i == 1 ? (bound ? 255 : 0) : byte(rng) % 32);
+      }
       if (c.a_dist == 8 && c.K >= 16) {
         const int64_t g = (i * 7 % (c.K / 16)) * 16;
         ar[g] = ar[g + 4] = 200;
