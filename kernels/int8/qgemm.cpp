@@ -57,20 +57,21 @@ int64_t split_min_panels() {
   return v;
 }
 
-// FUSOR_INT8_GROUPED=0: never the grouped form (comparisons).
+// Whether the switch `name` (comparisons: FUSOR_INT8_GROUPED, FUSOR_INT8_SPLIT, FUSOR_INT8_NARROW)
+// is on: unset or anything but "0".
+bool switch_on(const char* name) {
+  const char* e = std::getenv(name);
+  return !(e && std::string_view(e) == "0");
+}
+
+// FUSOR_INT8_GROUPED=0: never the grouped form.
 bool grouped_allowed() {
-  static const bool allowed = [] {
-    const char* e = std::getenv("FUSOR_INT8_GROUPED");
-    return !(e && std::string_view(e) == "0");
-  }();
+  static const bool allowed = switch_on("FUSOR_INT8_GROUPED");
   return allowed;
 }
 
 bool split_allowed() {
-  static const bool allowed = [] {
-    const char* e = std::getenv("FUSOR_INT8_SPLIT");
-    return !(e && std::string_view(e) == "0");
-  }();
+  static const bool allowed = switch_on("FUSOR_INT8_SPLIT");
   return allowed;
 }
 
@@ -208,10 +209,7 @@ bool narrow_pairs(int64_t K, int64_t N, const Value& value) {
 }
 
 bool narrow_allowed() {
-  static const bool allowed = [] {
-    const char* e = std::getenv("FUSOR_INT8_NARROW");
-    return !(e && std::string_view(e) == "0");
-  }();
+  static const bool allowed = switch_on("FUSOR_INT8_NARROW");
   return allowed;
 }
 
