@@ -6,7 +6,7 @@
 GCC's register allocation of these tiles is fragile: an inlined store, a lambda around a tile or
 an unrelated branch beside it has moved accumulators to the stack (a load and a store beside
 every vpaddd, the kernel 10-30% slower) without changing a result, so no other test notices.
-This compiles each source (default: the AVX2 int8 panel kernels) to assembly with its own command
+This compiles each source (default: the AVX2 int8 panel kernels and the Winograd products) to assembly with its own command
 from BUILD_DIR/compile_commands.json, finds every loop (a label and a later conditional jump back
 to it, no label between: an innermost loop) with at least 4 vpmaddubsw/vpmaddwd, and fails if such a loop reads or writes a YMM
 register through the stack (%rsp/%rbp). Exit status 0: none; 1: some (listed); 2: usage or
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-DEFAULT = ["kernels/int8/qgemm_bytes_avx2.cpp", "kernels/int8/qgemm_avx2.cpp"]
+DEFAULT = ["kernels/int8/qgemm_bytes_avx2.cpp", "kernels/int8/qgemm_avx2.cpp", "kernels/int8/qwinograd_avx2.cpp"]
 MULT = re.compile(r"\bvpmadd(ubsw|wd)\b")
 STACK_YMM = re.compile(r"%ymm\d+.*\(%r[sb]p\)|\(%r[sb]p\).*%ymm\d+")
 LABEL = re.compile(r"^(\.L\w+):")

@@ -17,6 +17,10 @@ namespace fusor::int8 {
 
 namespace {
 
+// Input channels from which the Winograd form replaces the GEMM (fewer: the transforms cost more
+// than the products they save).
+constexpr int64_t kWinogradMinC = 16;
+
 // Rough int8 GEMM rate of one core, for ThreadPool::threads_for (VNNI: about 150 multiply-adds per ns).
 constexpr double kMacsPerNs = 150.0;
 // The same for the depthwise kernel with four taps per vpdpbusd.
@@ -281,6 +285,11 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
       }
       col_offset_[oc] -= spec.x.zero_point * sum;
     }
+  } else if (spec.unit_stride && isa == Int8Isa::Avx2 && G == 1 && spec.k_h == 3 && spec.k_w == 3 &&
+             Cg >= kWinogradMinC && switch_on("FUSOR_INT8_WINOGRAD") &&
+             !(wino_ = QWinograd(OC, Cg, [&](int64_t oc, int64_t c, int i, int j) { return wv(oc, c, i * 3 + j) - wz(oc); }))
+                  .empty()) {
+    bias_offset_ = col_offset_;  // the Winograd sums are exact: only the bias to add
   } else {
     // B[k][n] for k = (kh * kw_size + kw) * Cg + c, n = output channel in the group.
     std::vector<uint8_t> b(static_cast<size_t>(K * OCg));
@@ -336,6 +345,9 @@ void QConvWeights::run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z,
   }
   if (depthwise_) {
     run_depthwise(s, x, ep, spec_.x.zero_point, y, pool, scratch);
+  } else if (!wino_.empty()) {
+    ep.col_offset = bias_offset_.data();
+    wino_.run(s, x, spec_.signed_act ? 0x80 : 0x00, x_zero_u8_, ep, y, pool, scratch);
   } else {
     run_gemm(s, x, ep, x_zero_u8_, y, pool, scratch);
   }
@@ -354,7 +366,9 @@ void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_z
   std::vector<int32_t> off(static_cast<size_t>(OC));
   std::vector<float> mult(static_cast<size_t>(OC)), add(static_cast<size_t>(OC));
   for (int64_t oc = 0; oc < OC; ++oc) {
-    if (depthwise_) {
+    if (!wino_.empty()) {
+      off[oc] = 0;  // the Winograd sums are exact already
+    } else if (depthwise_) {
       // sum_t (x - xz)(w - wz) = sum_t x (w - wz) - xz sum_t (w - wz) (the weights stored less wz)
       int32_t sum = 0;
       for (int64_t t = 0; t < taps; ++t) sum += dw_weights_[static_cast<size_t>(t * dw_stride_ + oc)];
@@ -374,6 +388,8 @@ void QConvWeights::run_float(const Conv2dShape& s, const uint8_t* x, int32_t x_z
   ep.act = act;
   if (depthwise_) {
     run_depthwise(s, x, ep, x_zero, y, pool, scratch);
+  } else if (!wino_.empty()) {
+    wino_.run(s, x, 0x00, x_zero, ep, y, pool, scratch);
   } else {
     run_gemm(s, x, ep, x_zero, y, pool, scratch);
   }

@@ -32,6 +32,7 @@
 #include "kernels/conv/conv.h"
 #include "kernels/int8/qdepthwise.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/qwinograd.h"
 
 namespace fusor {
 
@@ -54,6 +55,9 @@ struct QConvSpec {
   QParam conv, z;
   float act_lo = -3.0e38f, act_hi = 3.0e38f;  // the clamp of the activation, in real values
   bool dynamic = false;      // X's parameters given per call, float output: run_float only
+  // Strides and dilations are 1: a 3x3 conv with one group may take the exact Winograd form
+  // (kernels/int8/qwinograd.h) on AVX2, unless FUSOR_INT8_WINOGRAD=0.
+  bool unit_stride = false;
 };
 
 // The weights and per-channel constants, prepared once.
@@ -68,6 +72,8 @@ class QConvWeights {
 
   const QConvSpec& spec() const { return spec_; }
   bool depthwise() const { return depthwise_; }
+  // Whether the convs run in the Winograd form (no GEMM weights packed then).
+  bool winograd() const { return !wino_.empty(); }
 
   // y (NHWC, output type of spec) from x (NHWC); z: the residual, shaped like y, or null.
   void run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,
@@ -105,6 +111,8 @@ class QConvWeights {
   QDepthwise4 dw4_;                        // depthwise, AVX512-VNNI, weights that fit int8
   QDepthwiseAvx2 dw_avx2_;                 // depthwise, AVX2 and AVX-VNNI
   QEpilogue epilogue_;                     // the per-channel arrays above, plus clamps and residual factors
+  QWinograd wino_;                         // AVX2, 3x3, unit strides, one group: the Winograd form
+  std::vector<int32_t> bias_offset_;       // col_offset_'s bias part alone (the Winograd sums lack nothing else)
 };
 
 }  // namespace int8

@@ -3,6 +3,7 @@
 // kernels:
 // weights prepacked at creation (kernels/int8/qconv.h); 1-D and 2-D convolutions. Anything else
 // (non-constant weights or scales, other ranks) runs the reference kernel.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/common/conv_params.h"
@@ -63,6 +64,12 @@ bool set_weight_dims(QConvSpec& spec, const Tensor& w, int64_t group) {
   return group > 0 && spec.out_c % group == 0;
 }
 
+// Strides and dilations all 1 (absent ones are 1).
+bool unit_stride(const WindowAttrs& a) {
+  auto ones = [](const std::vector<int64_t>& v) { return std::all_of(v.begin(), v.end(), [](int64_t d) { return d == 1; }); };
+  return ones(a.strides) && ones(a.dilations);
+}
+
 class FastQConv : public FastKernel {
  public:
   FastQConv(const KernelInfo& info, bool nhwc) : FastKernel(info), attrs_(WindowAttrs::parse(info.n(), WindowKind::Conv)), nhwc_(nhwc) {
@@ -75,6 +82,7 @@ class FastQConv : public FastKernel {
     if (info.input_types.empty() || !info.input_types[0] || !is_8bit(info.input_types[0]->elem)) return;
     QConvSpec spec = qconv_params(info.n());
     spec.signed_act = info.input_types[0]->elem == DataType::Int8;
+    spec.unit_stride = unit_stride(attrs_);
     if (!set_weight_dims(spec, *w, attrs_.group)) return;
     if ((ws->numel() != 1 && ws->numel() != spec.out_c) || (wz && wz->numel() != ws->numel())) return;
     if (b && (b->numel() != spec.out_c || (bs->numel() != 1 && bs->numel() != spec.out_c))) return;
@@ -147,6 +155,7 @@ class FastConvIntegerToFloat : public FastKernel {
     if (info.input_types.empty() || !info.input_types[0] || info.input_types[0]->elem != DataType::UInt8) return;
     QConvSpec spec;
     spec.dynamic = true;
+    spec.unit_stride = unit_stride(attrs_);
     if (!set_weight_dims(spec, *w, attrs_.group)) return;
     auto per_channel = [&](const Tensor* t) { return !t || t->numel() == 1 || t->numel() == spec.out_c; };
     if (!per_channel(ws) || !per_channel(wz) || (b && b->numel() != spec.out_c)) return;

@@ -57,12 +57,6 @@ int64_t split_min_panels() {
   return v;
 }
 
-// Whether the switch `name` (comparisons: FUSOR_INT8_GROUPED, FUSOR_INT8_SPLIT, FUSOR_INT8_NARROW)
-// is on: unset or anything but "0".
-bool switch_on(const char* name) {
-  const char* e = std::getenv(name);
-  return !(e && std::string_view(e) == "0");
-}
 
 // FUSOR_INT8_GROUPED=0: never the grouped form.
 bool grouped_allowed() {
@@ -166,6 +160,11 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
 }
 
 }  // namespace
+
+bool switch_on(const char* name) {
+  const char* e = std::getenv(name);
+  return !(e && std::string_view(e) == "0");
+}
 
 int64_t QPackedB::storage_bytes(int64_t K, int64_t N, Int8Isa isa) {
   const int64_t cols = qpanel_cols(isa), kp = round_up(std::max<int64_t>(K, 1), 4);

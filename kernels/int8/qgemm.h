@@ -161,6 +161,10 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
 // sum_k a[m, k] for k < K, per row (row_sums for zero points of B).
 void qgemm_row_sums(const uint8_t* a, int64_t lda, int64_t M, int64_t K, int32_t* out);
 
+// Whether the comparison switch `name` (an environment variable: FUSOR_INT8_GROUPED, _SPLIT,
+// _NARROW, _WINOGRAD) is on: unset or anything but "0".
+bool switch_on(const char* name);
+
 // Copies rows of K bytes into rows of kp bytes (zero-padded), the A layout the kernels read.
 void qgemm_pack_rows(const uint8_t* a, int64_t lda, int64_t M, int64_t K, int64_t kp, uint8_t* out);
 

@@ -18,6 +18,7 @@
 
 #include "kernels/int8/qepilogue_avx2.h"
 #include "kernels/int8/qgemm_kernels.h"
+#include "kernels/int8/qpair_rows_avx2.h"
 
 namespace fusor::int8 {
 
@@ -27,32 +28,7 @@ namespace {
 template <int MR>
 [[gnu::always_inline]] inline void panel_rows(const uint16_t* w16, int64_t ld, const int8_t* panel, int64_t kq,
                                              __m256i (*out)[2]) {
-  // Local accumulators, copied out at the end (accumulating into out directly can make GCC keep
-  // them in the caller's array, a load and a store beside every vpaddd), and one pair of k per
-  // step, not unrolled: unrolled over a group's two pairs, GCC held four B vectors and spilled.
-  // (Written out for two vectors: a loop over them put two accumulators back on the stack.)
-  __m256i acc[MR][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-#pragma GCC unroll 1
-  for (int64_t h = 0; h < 2 * kq; ++h) {
-    const int8_t* p = panel + h * 64;
-    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      int32_t v;
-      std::memcpy(&v, w16 + r * ld + 2 * h, 4);
-      const __m256i x = _mm256_set1_epi32(v);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) {
-    out[r][0] = acc[r][0];
-    out[r][1] = acc[r][1];
-  }
+  qpair_rows_avx2<MR>(w16, ld, panel, 2 * kq, out);
 }
 
 // panel_rows for the panel's first 8 columns only: out[r][0].

@@ -3,7 +3,8 @@
 // dilation, groups), the implicit GEMM (rows read in place from X or its padded copy), the in-place
 // 1x1 path, depthwise, int8 and uint8 activations, uint8 weights
 // with per-channel zero points, the residual epilogue, batches (an empty one too), one and two
-// threads, and outputs too small to split by rows. The integer sums are exact, so a result may differ from the
+// threads, outputs too small to split by rows, and the Winograd form of 3x3 unit-stride convs
+// (which must give the GEMM's bytes). The integer sums are exact, so a result may differ from the
 // double-precision definition only by one step where float rounding breaks a tie differently.
 #include <gtest/gtest.h>
 
@@ -97,10 +98,20 @@ TEST_P(QConvTest, MatchesLoops) {
           }
           want[static_cast<size_t>(at)] = std::clamp(std::nearbyint(y), static_cast<double>(spec.y.zero_point), tmax);
         }
-  for (Int8Isa isa : runnable_int8_isas()) {
+  // Every path twice: with the GEMM, then allowed the Winograd form (3x3, unit strides, one group,
+  // 16 channels or more on AVX2), whose exact sums must give the GEMM's bytes.
+  const bool unit = t.stride == 1 && t.dil == 1 && dil_h == 1;
+  const bool wino_shape = unit && t.kh == 3 && t.kw == 3 && t.group == 1 && t.c >= 16;
+  std::vector<std::vector<uint8_t>> gemm_out;
+  for (bool allow_wino : {false, true}) {
+   spec.unit_stride = allow_wino && unit;
+   size_t run_i = 0;
+   for (Int8Isa isa : runnable_int8_isas()) {
     SCOPED_TRACE(int8_isa_name(isa));
+    SCOPED_TRACE(allow_wino ? "winograd allowed" : "gemm");
     QConvWeights qw(spec, w.data(), !t.uint8_weights, ws.data(), t.oc, t.uint8_weights ? wz.data() : nullptr,
                     t.uint8_weights ? t.oc : 0, bias.data(), bs.data(), t.oc, isa);
+    EXPECT_EQ(qw.winograd(), allow_wino && wino_shape && isa == Int8Isa::Avx2);
     for (int threads : {1, 2}) {
       SCOPED_TRACE(threads);
       ThreadPool pool(threads);
@@ -119,7 +130,15 @@ TEST_P(QConvTest, MatchesLoops) {
         off_by_one += d > 0;
       }
       EXPECT_LE(off_by_one, std::max<int64_t>(2, out_n / 200));
+      if (!allow_wino) {
+        gemm_out.push_back(y);
+      } else {
+        ASSERT_LT(run_i, gemm_out.size());
+        EXPECT_TRUE(y == gemm_out[run_i]) << "not the GEMM's bytes";
+      }
+      ++run_i;
     }
+   }
   }
 }
 
@@ -141,6 +160,15 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"k3_residual_oc80", 1, 24, 7, 9, 80, 3, 3, 1, 1, 1, 1, false, false, true},
                     Case{"k1_residual_oc48_signed", 1, 32, 5, 6, 48, 1, 1, 1, 0, 1, 1, true, false, true},
                     Case{"k3_dilated", 1, 8, 9, 10, 24, 3, 3, 1, 2, 2, 1},
+                    // The Winograd form: odd output sizes (tiles half outside), channel counts
+                    // that are odd or not a multiple of 16, several tile groups, int8
+                    // activations, weight zero points, pads of 2 (windows wholly outside).
+                    Case{"wino_c17_odd", 2, 17, 7, 5, 21, 3, 3, 1, 1, 1, 1},
+                    Case{"wino_c64_groups", 1, 64, 23, 21, 48, 3, 3, 1, 1, 1, 1},
+                    Case{"wino_c40_signed_residual", 1, 40, 6, 9, 36, 3, 3, 1, 1, 1, 1, true, false, true},
+                    Case{"wino_c32_uint8_weights", 1, 32, 8, 7, 16, 3, 3, 1, 1, 1, 1, false, true},
+                    Case{"wino_c16_pad2", 1, 16, 4, 5, 24, 3, 3, 1, 2, 1, 1},
+                    Case{"wino_c300_deep", 1, 300, 4, 4, 40, 3, 3, 1, 1, 1, 1},
                     // The implicit GEMM: stride 2 with pads on a batch, kernel rows dilated along H
                     // only (segments 2 padded rows apart), an unpadded stride-2 5x5 on int8 (the
                     // flipped copy without pads).
@@ -173,6 +201,21 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"k3_empty_batch_signed", 0, 3, 9, 9, 16, 3, 3, 2, 1, 1, 1, true},
                     Case{"depthwise_empty_batch", 0, 32, 5, 5, 32, 3, 3, 1, 1, 1, 32}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+// The Winograd form is exact only while 4 * 255 * sum |w - wz| of each output channel fits int32
+// (kernels/int8/qwinograd.h): past it the conv keeps the GEMM.
+TEST(QConvWinogradTest, SumBoundKeepsTheGemm) {
+  if (detect_int8_isa() < Int8Isa::Avx2) GTEST_SKIP() << "no AVX2";
+  for (int64_t c : {int64_t{512}, int64_t{4096}}) {
+    QConvSpec spec;
+    spec.out_c = 16, spec.in_c_per_group = c, spec.k_h = spec.k_w = 3, spec.group = 1, spec.unit_stride = true;
+    std::vector<int8_t> w(static_cast<size_t>(16 * c * 9), -128);
+    const float ws = 1.0f / 4096;
+    QConvWeights qw(spec, w.data(), true, &ws, 1, nullptr, 0, nullptr, nullptr, 0, Int8Isa::Avx2);
+    // 4 * 255 * 128 * 9 * c: 0.6e9 at 512 channels, 4.8e9 at 4096.
+    EXPECT_EQ(qw.winograd(), c == 512) << c;
+  }
+}
 
 }  // namespace
 }  // namespace fusor::int8
