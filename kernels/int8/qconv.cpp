@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "core/util/error.h"
 #include "kernels/common/slot_tasks.h"
@@ -20,6 +22,13 @@ namespace {
 // Input channels from which the Winograd form replaces the GEMM (fewer: the transforms cost more
 // than the products they save).
 constexpr int64_t kWinogradMinC = 16;
+
+// The Winograd output tile asked for: spec's, else FUSOR_INT8_WINOGRAD=2 or =4, else 0 (chosen).
+int tile_asked(const QConvSpec& spec) {
+  if (spec.winograd_tile) return spec.winograd_tile;
+  const char* e = std::getenv("FUSOR_INT8_WINOGRAD");
+  return e && (std::string_view(e) == "2" || std::string_view(e) == "4") ? e[0] - '0' : 0;
+}
 
 // Rough int8 GEMM rate of one core, for ThreadPool::threads_for (VNNI: about 150 multiply-adds per ns).
 constexpr double kMacsPerNs = 150.0;
@@ -287,7 +296,9 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
     }
   } else if (spec.unit_stride && isa == Int8Isa::Avx2 && G == 1 && spec.k_h == 3 && spec.k_w == 3 &&
              Cg >= kWinogradMinC && switch_on("FUSOR_INT8_WINOGRAD") &&
-             !(wino_ = QWinograd(OC, Cg, [&](int64_t oc, int64_t c, int i, int j) { return wv(oc, c, i * 3 + j) - wz(oc); }))
+             !(wino_ = QWinograd(
+                   OC, Cg, [&](int64_t oc, int64_t c, int i, int j) { return wv(oc, c, i * 3 + j) - wz(oc); },
+                   tile_asked(spec)))
                   .empty()) {
     bias_offset_ = col_offset_;  // the Winograd sums are exact: only the bias to add
   } else {

@@ -58,6 +58,9 @@ struct QConvSpec {
   // Strides and dilations are 1: a 3x3 conv with one group may take the exact Winograd form
   // (kernels/int8/qwinograd.h) on AVX2, unless FUSOR_INT8_WINOGRAD=0.
   bool unit_stride = false;
+  // 2 or 4: only F(2x2, 3x3) or only F(4x4, 3x3) (when its bound holds); 0: chosen per conv.
+  // Tests and benchmarks; FUSOR_INT8_WINOGRAD=2 or =4 does the same.
+  int winograd_tile = 0;
 };
 
 // The weights and per-channel constants, prepared once.
@@ -72,8 +75,9 @@ class QConvWeights {
 
   const QConvSpec& spec() const { return spec_; }
   bool depthwise() const { return depthwise_; }
-  // Whether the convs run in the Winograd form (no GEMM weights packed then).
+  // Whether the convs run in the Winograd form (no GEMM weights packed then), and its output tile.
   bool winograd() const { return !wino_.empty(); }
+  int winograd_tile() const { return wino_.empty() ? 0 : wino_.tile(); }
 
   // y (NHWC, output type of spec) from x (NHWC); z: the residual, shaped like y, or null.
   void run(const Conv2dShape& s, const uint8_t* x, const uint8_t* z, uint8_t* y, ThreadPool* pool,

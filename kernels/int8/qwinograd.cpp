@@ -12,8 +12,9 @@ namespace fusor::int8 {
 
 namespace {
 
-// G' = 2G of F(2,3) (kernels/winograd/matrices.h: G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]).
+// The integer filter transforms (kernels/int8/qwinograd.h): G' = 2G of F(2,3), and D G of F(4,3).
 constexpr int kG2[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
+constexpr int kG4[6][3] = {{1, 0, 0}, {-1, -1, -1}, {-1, 1, -1}, {1, 2, 4}, {1, -2, 4}, {0, 0, 1}};
 
 // Rough rate of the products, multiply-adds of the direct conv per ns (for ThreadPool::threads_for).
 constexpr double kMacsPerNs = 150.0;
@@ -21,39 +22,58 @@ constexpr double kMacsPerNs = 150.0;
 // V of a group of tiles at most about this many bytes (L2 holds it beside one panel of U).
 constexpr int64_t kGroupBytes = 256 * 1024;
 
+// F(4,3) where U stays small: in_c * out_c at most this. ResNet-18's 56x56 and 28x28 layers (64
+// and 128 channels); at 14x14 x 256 (U 4.7 MB, tiles of 4x4 covering 16x16) it was no faster in
+// the model than F(2,3), and at 7x7 x 512 U would be 19 MB per call for 4 tiles.
+constexpr int64_t kF4MaxChannelProduct = 128 * 128;
+
 }  // namespace
 
-QWinograd::QWinograd(int64_t out_c, int64_t in_c, const std::function<int32_t(int64_t, int64_t, int, int)>& g)
+QWinograd::QWinograd(int64_t out_c, int64_t in_c, const std::function<int32_t(int64_t, int64_t, int, int)>& g,
+                     int tile)
     : out_c_(out_c), in_c_(in_c), kpairs_((in_c + 1) / 2) {
-  // The bound of the header: 4 * 255 * sum |g| per output channel.
+  // The bounds of the header, per output channel: F(2,3) 4 * 255 * sum |g| < 2^31, F(4,3)
+  // 255 * sum |g| < 2^25.
+  int64_t most = 0;
   for (int64_t oc = 0; oc < out_c; ++oc) {
     int64_t sum = 0;
     for (int64_t c = 0; c < in_c; ++c)
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) sum += std::abs(g(oc, c, i, j));
-    if (4 * 255 * sum > std::numeric_limits<int32_t>::max()) return;
+    most = std::max(most, sum);
   }
-  const int64_t panels = (out_c + 15) / 16, panel = 16 * kpairs_ * 32;
+  const bool fits2 = 4 * 255 * most <= std::numeric_limits<int32_t>::max();
+  const bool fits4 = 255 * most < (int64_t{1} << 25);
+  if (tile == 4 || (tile == 0 && in_c * out_c <= kF4MaxChannelProduct)) {
+    m_ = fits4 ? 4 : tile == 4 ? 0 : 2;
+  } else {
+    m_ = tile == 2 || tile == 0 ? 2 : 0;
+  }
+  if (m_ == 2 && !fits2) m_ = 0;
+  if (m_ == 0) return;
+  const int a = m_ + 2, positions = a * a;
+  const int64_t panels = (out_c + 15) / 16, panel = positions * kpairs_ * 32;
   // 64-byte aligned (the products load U's vectors aligned).
   const size_t n = static_cast<size_t>(panels * panel);
   auto* mem = static_cast<int16_t*>(::operator new[](n * sizeof(int16_t), std::align_val_t(64)));
   std::fill(mem, mem + n, int16_t{0});
   u_ = std::shared_ptr<int16_t[]>(mem, [](int16_t* q) { ::operator delete[](q, std::align_val_t(64)); });
   int16_t* u = u_.get();
+  auto gm = [&](int i, int k) { return m_ == 2 ? kG2[i][k] : kG4[i][k]; };
   for (int64_t oc = 0; oc < out_c; ++oc)
     for (int64_t c = 0; c < in_c; ++c) {
-      int32_t tmp[4][3] = {}, w[3][3];
+      int32_t tmp[6][3] = {}, w[3][3];
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) w[i][j] = g(oc, c, i, j);
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < a; ++i)
         for (int j = 0; j < 3; ++j)
-          for (int k = 0; k < 3; ++k) tmp[i][j] += kG2[i][k] * w[k][j];
+          for (int k = 0; k < 3; ++k) tmp[i][j] += gm(i, k) * w[k][j];
       const int64_t p = oc / 16, lane = (oc % 16) / 8 * 16 + (oc % 8) * 2 + c % 2;
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < a; ++i)
+        for (int j = 0; j < a; ++j) {
           int32_t s = 0;
-          for (int k = 0; k < 3; ++k) s += tmp[i][k] * kG2[j][k];
-          u[p * panel + ((4 * i + j) * kpairs_ + c / 2) * 32 + lane] = static_cast<int16_t>(s);
+          for (int k = 0; k < 3; ++k) s += tmp[i][k] * gm(j, k);
+          u[p * panel + ((a * i + j) * kpairs_ + c / 2) * 32 + lane] = static_cast<int16_t>(s);
         }
     }
 }
@@ -66,9 +86,10 @@ void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_
   QWinoGeometry g;
   g.batch = s.batch, g.in_c = s.in_c, g.in_h = s.in_h, g.in_w = s.in_w;
   g.out_c = s.out_c, g.out_h = s.out_h, g.out_w = s.out_w, g.pad_t = s.pad_t, g.pad_l = s.pad_l;
-  g.tiles_h = (s.out_h + 1) / 2, g.tiles_w = (s.out_w + 1) / 2;
+  g.m = m_;
+  g.tiles_h = (s.out_h + m_ - 1) / m_, g.tiles_w = (s.out_w + m_ - 1) / m_;
   g.cs = (s.in_c + 15) / 16 * 16, g.kpairs = kpairs_;
-  const int64_t T = g.tiles(), tile_bytes = 16 * g.cs * 2, panels = (out_c_ + 15) / 16;
+  const int64_t T = g.tiles(), P = g.positions(), tile_bytes = P * g.cs * 2, panels = (out_c_ + 15) / 16;
   if (T <= 0 || out_c_ <= 0) return;
   auto* raw = static_cast<uint8_t*>(scratch(static_cast<size_t>(T * tile_bytes) + 64));
   auto* v = reinterpret_cast<int16_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64);
@@ -77,13 +98,13 @@ void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_
 
   // Tasks of a group of tiles and a range of panels: groups as large as qwino_tiles_avx2 and L2
   // allow (U is read once per group), evened out.
-  const int64_t fit = std::clamp<int64_t>(kGroupBytes / tile_bytes, 6, kQWinoMaxTiles);
+  const int64_t fit = std::clamp<int64_t>(kGroupBytes / tile_bytes, 6, kQWinoBufferTiles / P);
   const int64_t groups = (T + fit - 1) / fit, per_group = (T + groups - 1) / groups;
   const int64_t want = threads > 1 ? 4 * threads : 1;
   const int64_t chunks = groups < want ? std::min(panels, (want + groups - 1) / groups) : 1;
   const int64_t per_chunk = (panels + chunks - 1) / chunks, tasks = groups * chunks;
   const int16_t* u = u_.get();
-  auto input = [&](int64_t t0, int64_t t1) { qwino_input_avx2(g, x, flip, x_zero, t0, t1, v + t0 * 16 * g.cs); };
+  auto input = [&](int64_t t0, int64_t t1) { qwino_input_avx2(g, x, flip, x_zero, t0, t1, v + t0 * P * g.cs); };
   if (chunks > 1) {
     // Groups shared by several tasks: every tile transformed first.
     if (threads > 1) {
@@ -98,7 +119,7 @@ void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_
       const int64_t p0 = (k % chunks) * per_chunk, p1 = std::min(panels, p0 + per_chunk);
       if (t0 >= t1 || p0 >= p1) continue;
       if (chunks == 1) input(t0, t1);  // a task's own group: its transform is still in L2 for the products
-      qwino_tiles_avx2(g, v + t0 * 16 * g.cs, t0, t1, u, p0, p1, ep, y);
+      qwino_tiles_avx2(g, v + t0 * P * g.cs, t0, t1, u, p0, p1, ep, y);
     }
   };
   if (threads > 1 && tasks > 1) {

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/int8/qconv.h"
@@ -102,16 +104,24 @@ TEST_P(QConvTest, MatchesLoops) {
   // 16 channels or more on AVX2), whose exact sums must give the GEMM's bytes.
   const bool unit = t.stride == 1 && t.dil == 1 && dil_h == 1;
   const bool wino_shape = unit && t.kh == 3 && t.kw == 3 && t.group == 1 && t.c >= 16;
+  // Both Winograd forms: F(2,3), then F(4,3) where its bound holds (at 64 channels or fewer here).
   std::vector<std::vector<uint8_t>> gemm_out;
-  for (bool allow_wino : {false, true}) {
+  for (int tile : {0, 2, 4}) {
+   const bool allow_wino = tile != 0;
    spec.unit_stride = allow_wino && unit;
+   spec.winograd_tile = tile;
    size_t run_i = 0;
    for (Int8Isa isa : runnable_int8_isas()) {
     SCOPED_TRACE(int8_isa_name(isa));
-    SCOPED_TRACE(allow_wino ? "winograd allowed" : "gemm");
+    SCOPED_TRACE(allow_wino ? "winograd F(" + std::to_string(tile) + ",3)" : "gemm");
     QConvWeights qw(spec, w.data(), !t.uint8_weights, ws.data(), t.oc, t.uint8_weights ? wz.data() : nullptr,
                     t.uint8_weights ? t.oc : 0, bias.data(), bs.data(), t.oc, isa);
-    EXPECT_EQ(qw.winograd(), allow_wino && wino_shape && isa == Int8Isa::Avx2);
+    const bool wino_here = allow_wino && wino_shape && isa == Int8Isa::Avx2;
+    if (tile == 2 || t.c <= 64) {
+      EXPECT_EQ(qw.winograd_tile(), wino_here ? tile : 0);
+    } else {
+      EXPECT_TRUE(qw.winograd_tile() == 0 || (wino_here && qw.winograd_tile() == tile));
+    }
     for (int threads : {1, 2}) {
       SCOPED_TRACE(threads);
       ThreadPool pool(threads);
@@ -202,18 +212,20 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"depthwise_empty_batch", 0, 32, 5, 5, 32, 3, 3, 1, 1, 1, 32}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
-// The Winograd form is exact only while 4 * 255 * sum |w - wz| of each output channel fits int32
-// (kernels/int8/qwinograd.h): past it the conv keeps the GEMM.
-TEST(QConvWinogradTest, SumBoundKeepsTheGemm) {
+// The Winograd forms are exact only while their sums can be recovered (kernels/int8/qwinograd.h):
+// F(4,3) while 255 * sum |w - wz| < 2^25 per output channel, F(2,3) while 4 * 255 * sum |w - wz|
+// fits int32; past them the conv takes the next form, then the GEMM.
+TEST(QConvWinogradTest, SumBoundsPickTheForm) {
   if (detect_int8_isa() < Int8Isa::Avx2) GTEST_SKIP() << "no AVX2";
-  for (int64_t c : {int64_t{512}, int64_t{4096}}) {
+  // Weights all -128: sum |g| = 9 * 128 * c.
+  for (auto [c, tile] : {std::pair<int64_t, int>{64, 4}, {128, 2}, {512, 2}, {4096, 0}}) {
     QConvSpec spec;
     spec.out_c = 16, spec.in_c_per_group = c, spec.k_h = spec.k_w = 3, spec.group = 1, spec.unit_stride = true;
     std::vector<int8_t> w(static_cast<size_t>(16 * c * 9), -128);
     const float ws = 1.0f / 4096;
     QConvWeights qw(spec, w.data(), true, &ws, 1, nullptr, 0, nullptr, nullptr, 0, Int8Isa::Avx2);
-    // 4 * 255 * 128 * 9 * c: 0.6e9 at 512 channels, 4.8e9 at 4096.
-    EXPECT_EQ(qw.winograd(), c == 512) << c;
+    // 255 * 1152 * c: 18.8e6 at 64 channels (< 2^25 = 33.5e6), 37.6e6 at 128; 4 * that: 4.8e9 at 4096.
+    EXPECT_EQ(qw.winograd_tile(), tile) << c;
   }
 }
 
