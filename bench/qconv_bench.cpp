@@ -51,6 +51,7 @@ const Layer kLayers[] = {
     {"mv2_expand_1x1_160_960_7", 160, 7, 7, 960, 1, 1, 0, 1},
     {"mv2_project_1x1_576_96_14", 576, 14, 14, 96, 1, 1, 0, 1},
     {"mv2_project_1x1_960_160_7", 960, 7, 7, 160, 1, 1, 0, 1},
+    {"mv2_expand_1x1_16_96_112", 16, 112, 112, 96, 1, 1, 0, 1},
 };
 
 // narrow: weights in [-64, 64] (quantize_static's reduce_range), which AVX2 without VNNI
