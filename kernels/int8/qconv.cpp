@@ -30,6 +30,19 @@ int tile_asked(const QConvSpec& spec) {
   return e && (std::string_view(e) == "2" || std::string_view(e) == "4") ? e[0] - '0' : 0;
 }
 
+// The weights less their zero points, as int16 (n per output channel).
+std::vector<int16_t> centred_filters(const void* w, bool w_signed, int64_t out_c, int64_t n, const int32_t* w_zero,
+                                     int64_t w_zero_n) {
+  std::vector<int16_t> g(static_cast<size_t>(out_c * n));
+  for (int64_t oc = 0; oc < out_c; ++oc) {
+    const int32_t z = w_zero ? w_zero[w_zero_n == 1 ? 0 : oc] : 0;
+    for (int64_t i = oc * n; i < (oc + 1) * n; ++i)
+      g[static_cast<size_t>(i)] = static_cast<int16_t>(
+          (w_signed ? static_cast<int32_t>(static_cast<const int8_t*>(w)[i]) : static_cast<const uint8_t*>(w)[i]) - z);
+  }
+  return g;
+}
+
 // Rough int8 GEMM rate of one core, for ThreadPool::threads_for (VNNI: about 150 multiply-adds per ns).
 constexpr double kMacsPerNs = 150.0;
 // The same for the depthwise kernel with four taps per vpdpbusd.
@@ -296,9 +309,8 @@ QConvWeights::QConvWeights(const QConvSpec& spec, const void* w, bool w_signed, 
     }
   } else if (spec.unit_stride && isa == Int8Isa::Avx2 && G == 1 && spec.k_h == 3 && spec.k_w == 3 &&
              Cg >= kWinogradMinC && switch_on("FUSOR_INT8_WINOGRAD") &&
-             !(wino_ = QWinograd(
-                   OC, Cg, [&](int64_t oc, int64_t c, int i, int j) { return wv(oc, c, i * 3 + j) - wz(oc); },
-                   tile_asked(spec)))
+             !(wino_ = QWinograd(OC, Cg, centred_filters(w, w_signed, OC, Cg * 9, w_zero, w_zero_n).data(),
+                                 tile_asked(spec)))
                   .empty()) {
     bias_offset_ = col_offset_;  // the Winograd sums are exact: only the bias to add
   } else {

@@ -12,9 +12,9 @@ namespace fusor::int8 {
 
 namespace {
 
-// The integer filter transforms (kernels/int8/qwinograd.h): G' = 2G of F(2,3), and D G of F(4,3).
-constexpr int kG2[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
-constexpr int kG4[6][3] = {{1, 0, 0}, {-1, -1, -1}, {-1, 1, -1}, {1, 2, 4}, {1, -2, 4}, {0, 0, 1}};
+// The integer filter transforms (kernels/int8/qwinograd.h), written out in apply_g below: G' = 2G
+// of F(2,3) = [2 0 0; 1 1 1; 1 -1 1; 0 0 2], and D G of F(4,3) =
+// [1 0 0; -1 -1 -1; -1 1 -1; 1 2 4; 1 -2 4; 0 0 1].
 
 // Rough rate of the products, multiply-adds of the direct conv per ns (for ThreadPool::threads_for).
 constexpr double kMacsPerNs = 150.0;
@@ -29,17 +29,56 @@ constexpr int64_t kF4MaxChannelProduct = 128 * 128;
 
 }  // namespace
 
-QWinograd::QWinograd(int64_t out_c, int64_t in_c, const std::function<int32_t(int64_t, int64_t, int, int)>& g,
-                     int tile)
+namespace {
+
+// Rows of G' (kG2 or kG4) applied to 3 values: out[i] = sum_k G'[i][k] v[k * stride].
+template <int M>
+inline void apply_g(const int32_t* v, int stride, int32_t* out) {
+  const int32_t a = v[0], b = v[stride], c = v[2 * stride];
+  if constexpr (M == 2) {
+    out[0] = 2 * a, out[1] = a + b + c, out[2] = a - b + c, out[3] = 2 * c;
+  } else {
+    out[0] = a, out[1] = -(a + b + c), out[2] = -(a - b + c), out[3] = a + 2 * b + 4 * c, out[4] = a - 2 * b + 4 * c,
+    out[5] = c;
+  }
+}
+
+// U = G' g G'ᵀ for every channel pair, into the panels (u: zeroed, panel int16 per panel).
+template <int M>
+void transform_filters(const int16_t* g, int64_t out_c, int64_t in_c, int64_t kpairs, int64_t panel, int16_t* u) {
+  constexpr int A = M + 2;
+  for (int64_t oc = 0; oc < out_c; ++oc) {
+    int16_t* up = u + (oc / 16) * panel + (oc % 16) / 8 * 16 + (oc % 8) * 2;
+    for (int64_t c = 0; c < in_c; ++c) {
+      const int16_t* w = g + (oc * in_c + c) * 9;
+      int32_t wv[9], tmp[A][3], row[A];
+      for (int t = 0; t < 9; ++t) wv[t] = w[t];
+      // tmp = G' g (columns of g), then each row of tmp through G'.
+      for (int j = 0; j < 3; ++j) {
+        int32_t col[A];
+        apply_g<M>(wv + j, 3, col);
+        for (int i = 0; i < A; ++i) tmp[i][j] = col[i];
+      }
+      int16_t* uc = up + (c / 2) * 32 + c % 2;
+      for (int i = 0; i < A; ++i) {
+        apply_g<M>(tmp[i], 1, row);
+        for (int j = 0; j < A; ++j) uc[(A * i + j) * kpairs * 32] = static_cast<int16_t>(row[j]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+QWinograd::QWinograd(int64_t out_c, int64_t in_c, const int16_t* g, int tile)
     : out_c_(out_c), in_c_(in_c), kpairs_((in_c + 1) / 2) {
   // The bounds of the header, per output channel: F(2,3) 4 * 255 * sum |g| < 2^31, F(4,3)
   // 255 * sum |g| < 2^25.
   int64_t most = 0;
+  const int64_t per_oc = in_c * 9;
   for (int64_t oc = 0; oc < out_c; ++oc) {
     int64_t sum = 0;
-    for (int64_t c = 0; c < in_c; ++c)
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) sum += std::abs(g(oc, c, i, j));
+    for (int64_t i = 0; i < per_oc; ++i) sum += std::abs(static_cast<int32_t>(g[oc * per_oc + i]));
     most = std::max(most, sum);
   }
   const bool fits2 = 4 * 255 * most <= std::numeric_limits<int32_t>::max();
@@ -58,24 +97,11 @@ QWinograd::QWinograd(int64_t out_c, int64_t in_c, const std::function<int32_t(in
   auto* mem = static_cast<int16_t*>(::operator new[](n * sizeof(int16_t), std::align_val_t(64)));
   std::fill(mem, mem + n, int16_t{0});
   u_ = std::shared_ptr<int16_t[]>(mem, [](int16_t* q) { ::operator delete[](q, std::align_val_t(64)); });
-  int16_t* u = u_.get();
-  auto gm = [&](int i, int k) { return m_ == 2 ? kG2[i][k] : kG4[i][k]; };
-  for (int64_t oc = 0; oc < out_c; ++oc)
-    for (int64_t c = 0; c < in_c; ++c) {
-      int32_t tmp[6][3] = {}, w[3][3];
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) w[i][j] = g(oc, c, i, j);
-      for (int i = 0; i < a; ++i)
-        for (int j = 0; j < 3; ++j)
-          for (int k = 0; k < 3; ++k) tmp[i][j] += gm(i, k) * w[k][j];
-      const int64_t p = oc / 16, lane = (oc % 16) / 8 * 16 + (oc % 8) * 2 + c % 2;
-      for (int i = 0; i < a; ++i)
-        for (int j = 0; j < a; ++j) {
-          int32_t s = 0;
-          for (int k = 0; k < 3; ++k) s += tmp[i][k] * gm(j, k);
-          u[p * panel + ((a * i + j) * kpairs_ + c / 2) * 32 + lane] = static_cast<int16_t>(s);
-        }
-    }
+  if (m_ == 2) {
+    transform_filters<2>(g, out_c, in_c, kpairs_, panel, mem);
+  } else {
+    transform_filters<4>(g, out_c, in_c, kpairs_, panel, mem);
+  }
 }
 
 void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_t x_zero, const QEpilogue& ep, void* y,

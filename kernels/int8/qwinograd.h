@@ -65,10 +65,10 @@ struct QWinoGeometry {
 class QWinograd {
  public:
   QWinograd() = default;
-  // g(oc, c, kh, kw): the filter less its zero point (-255 .. 255), for out_c x in_c channels.
+  // g: the filters less their zero points (-255 .. 255), out_c x in_c x 3 x 3.
   // tile: 4 or 2 (that form, if its bound holds), 0 (F(4,3) where it pays and holds, else F(2,3)).
   // Empty when no form's bound holds (see above).
-  QWinograd(int64_t out_c, int64_t in_c, const std::function<int32_t(int64_t, int64_t, int, int)>& g, int tile = 0);
+  QWinograd(int64_t out_c, int64_t in_c, const int16_t* g, int tile = 0);
 
   bool empty() const { return !u_; }
   int tile() const { return m_; }
