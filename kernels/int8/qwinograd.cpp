@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/util/error.h"
+#include "kernels/common/slot_tasks.h"
 #include "kernels/thread_pool.h"
 
 namespace fusor::int8 {
@@ -117,8 +118,6 @@ void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_
   g.cs = (s.in_c + 15) / 16 * 16, g.kpairs = kpairs_;
   const int64_t T = g.tiles(), P = g.positions(), tile_bytes = P * g.cs * 2, panels = (out_c_ + 15) / 16;
   if (T <= 0 || out_c_ <= 0) return;
-  auto* raw = static_cast<uint8_t*>(scratch(static_cast<size_t>(T * tile_bytes) + 64));
-  auto* v = reinterpret_cast<int16_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64);
   const double macs = static_cast<double>(s.batch) * s.out_h * s.out_w * 9.0 * s.in_c * s.out_c;
   const int threads = pool ? pool->threads_for(macs / kMacsPerNs) : 1;
 
@@ -129,6 +128,13 @@ void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_
   const int64_t want = threads > 1 ? 4 * threads : 1;
   const int64_t chunks = groups < want ? std::min(panels, (want + groups - 1) / groups) : 1;
   const int64_t per_chunk = (panels + chunks - 1) / chunks, tasks = groups * chunks;
+  const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
+  // Scratch: V of every tile, then one products buffer per slot (kQWinoBufferTiles x 16 int32).
+  const size_t v_bytes = (static_cast<size_t>(T * tile_bytes) + 63) / 64 * 64;
+  const size_t m_bytes = static_cast<size_t>(kQWinoBufferTiles) * 16 * sizeof(int32_t);
+  auto* raw = static_cast<uint8_t*>(scratch(v_bytes + m_bytes * static_cast<size_t>(slots) + 64));
+  auto* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64);
+  auto* v = reinterpret_cast<int16_t*>(base);
   const int16_t* u = u_.get();
   auto input = [&](int64_t t0, int64_t t1) { qwino_input_avx2(g, x, flip, x_zero, t0, t1, v + t0 * P * g.cs); };
   if (chunks > 1) {
@@ -139,19 +145,23 @@ void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_
       input(0, T);
     }
   }
-  auto work = [&](int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k) {
-      const int64_t t0 = (k / chunks) * per_group, t1 = std::min(T, t0 + per_group);
-      const int64_t p0 = (k % chunks) * per_chunk, p1 = std::min(panels, p0 + per_chunk);
-      if (t0 >= t1 || p0 >= p1) continue;
-      if (chunks == 1) input(t0, t1);  // a task's own group: its transform is still in L2 for the products
-      qwino_tiles_avx2(g, v + t0 * P * g.cs, t0, t1, u, p0, p1, ep, y);
+  SlotTasks slot_tasks(tasks, slots);
+  auto work = [&](int64_t s0, int64_t s1) {
+    for (int64_t slot = s0; slot < s1; ++slot) {
+      auto* m = reinterpret_cast<int32_t*>(base + v_bytes + static_cast<size_t>(slot) * m_bytes);
+      slot_tasks.run(static_cast<int>(slot), [&](int64_t k) {
+        const int64_t t0 = (k / chunks) * per_group, t1 = std::min(T, t0 + per_group);
+        const int64_t p0 = (k % chunks) * per_chunk, p1 = std::min(panels, p0 + per_chunk);
+        if (t0 >= t1 || p0 >= p1) return;
+        if (chunks == 1) input(t0, t1);  // a task's own group: its transform is still in L2 for the products
+        qwino_tiles_avx2(g, v + t0 * P * g.cs, t0, t1, u, p0, p1, ep, y, m);
+      });
     }
   };
-  if (threads > 1 && tasks > 1) {
-    pool->parallel_for(tasks, work, 1);
+  if (slots > 1) {
+    pool->parallel_for_slots(slots, work);
   } else {
-    work(0, tasks);
+    work(0, 1);
   }
 }
 

@@ -86,7 +86,7 @@ class QWinograd {
 };
 
 // Tiles times positions one call of qwino_tiles_avx2 takes at most (its products' buffer, 64
-// bytes each: 48 tiles of F(2,3), 21 of F(4,3)).
+// bytes each, 48 KB from the caller's scratch: 48 tiles of F(2,3), 21 of F(4,3)).
 constexpr int64_t kQWinoBufferTiles = 16 * 48;
 // 9 * kQWinoInverse9 = 1 modulo 2^26 (F(4,3)'s 576 = 64 * 9).
 constexpr int32_t kQWinoInverse9 = 14913081;
@@ -95,10 +95,11 @@ constexpr int32_t kQWinoInverse9 = 14913081;
 // Tiles [t0, t1) transformed into v (positions * g.cs int16 per tile, from v's start).
 void qwino_input_avx2(const QWinoGeometry& g, const uint8_t* x, uint8_t flip, int32_t x_zero, int64_t t0, int64_t t1,
                       int16_t* v);
-// Tiles [t0, t1) (at most kQWinoBufferTiles / positions; v: tile t0's transform) against panels [p0, p1) of u: products, inverse transform
+// Tiles [t0, t1) (at most kQWinoBufferTiles / positions; v: tile t0's transform; m: a 64-byte
+// aligned buffer of kQWinoBufferTiles x 16 int32 for the products) against panels [p0, p1) of u: products, inverse transform
 // and epilogue into y (NHWC, all out_c channels per pixel; ep at column 0, rows are pixels).
 void qwino_tiles_avx2(const QWinoGeometry& g, const int16_t* v, int64_t t0, int64_t t1, const int16_t* u, int64_t p0,
-                      int64_t p1, const QEpilogue& ep, void* y);
+                      int64_t p1, const QEpilogue& ep, void* y, int32_t* m);
 
 }  // namespace int8
 }  // namespace fusor

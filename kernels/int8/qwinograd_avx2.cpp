@@ -160,11 +160,10 @@ inline __m256i unscale(__m256i v) {
 
 template <int M>
 void tiles_out(const QWinoGeometry& g, const int16_t* v, int64_t t0, int64_t t1, const int16_t* u, int64_t p0,
-               int64_t p1, const QEpilogue& ep, void* y) {
+               int64_t p1, const QEpilogue& ep, void* y, int32_t* m) {
   constexpr int A = M + 2, P = A * A;
   // m[position][tile][16]: a panel's products for every tile of the call, so that each position's
   // B (at most 16 KB) stays in L1 while it meets every tile, and U passes once per call.
-  alignas(64) int32_t m[kQWinoBufferTiles * 16];
   const int64_t nt = t1 - t0;
   if (nt * P > kQWinoBufferTiles) throw_internal("qwino_tiles_avx2: more tiles than its buffer");
   const int64_t per_image = g.tiles_h * g.tiles_w, panel_u = P * g.kpairs * 32, esize = ep.out_bytes();
@@ -228,11 +227,11 @@ void qwino_input_avx2(const QWinoGeometry& g, const uint8_t* x, uint8_t flip, in
 }
 
 void qwino_tiles_avx2(const QWinoGeometry& g, const int16_t* v, int64_t t0, int64_t t1, const int16_t* u, int64_t p0,
-                      int64_t p1, const QEpilogue& ep, void* y) {
+                      int64_t p1, const QEpilogue& ep, void* y, int32_t* m) {
   if (g.m == 4) {
-    tiles_out<4>(g, v, t0, t1, u, p0, p1, ep, y);
+    tiles_out<4>(g, v, t0, t1, u, p0, p1, ep, y, m);
   } else {
-    tiles_out<2>(g, v, t0, t1, u, p0, p1, ep, y);
+    tiles_out<2>(g, v, t0, t1, u, p0, p1, ep, y, m);
   }
 }
 
