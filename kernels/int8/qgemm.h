@@ -77,6 +77,11 @@ class QPackedB {
   // sums null: no column sums (pack_generic likewise).
   void pack_rows_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int64_t stride,
                       int32_t* sums) const;
+  // pack()'s VNNI layout of a transposed B (data[n * ld + k]), without column sums.
+  void pack_cols_vnni(const uint8_t* src, bool is_signed, int64_t ld, int8_t* dst_all, int64_t stride) const;
+  // pack()'s AVX2 int16 layout (panel_stride apart) of any B, 16 bytes at a time where it can;
+  // sums null: no column sums.
+  void pack_int16(const uint8_t* src, bool is_signed, int64_t ld, bool trans, int8_t* dst_all, int32_t* sums) const;
   // Any B, element by element (value(k, j): the stored signed value), into layout lay.
   template <class Value>
   void pack_generic(const Value& value, Int8Isa lay, int8_t* dst_all, int64_t stride, int32_t* sums) const;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "kernels/int8/qgemm.h"
@@ -179,6 +180,22 @@ TEST_P(QGemmTest, MatchesLoops) {
     QPackedB pb(braw.data(), c.b_signed, c.K, c.N, c.N, false, isa);
     if (c.narrow) {
       EXPECT_EQ(pb.narrow(), isa == Int8Isa::Avx2 && c.narrow == 1);
+    }
+    {
+      // The same B given transposed (attention's K^T) packs to the same panels and column sums.
+      std::vector<uint8_t> bt(static_cast<size_t>(c.K * c.N));
+      for (int64_t k = 0; k < c.K; ++k)
+        for (int64_t n = 0; n < c.N; ++n) bt[static_cast<size_t>(n * c.K + k)] = braw[static_cast<size_t>(k * c.N + n)];
+      QPackedB pt(bt.data(), c.b_signed, c.K, c.N, c.K, true, isa);
+      ASSERT_EQ(pt.narrow(), pb.narrow());
+      for (int64_t p = 0; p < pb.panels(); ++p) {
+        EXPECT_EQ(std::memcmp(pt.panel(p), pb.panel(p), static_cast<size_t>(pb.panel_stride())), 0) << "panel " << p;
+        if (pb.byte_panel(p)) {
+          EXPECT_EQ(std::memcmp(pt.byte_panel(p), pb.byte_panel(p), static_cast<size_t>(c.K + 3) / 4 * 64), 0)
+              << "byte panel " << p;
+        }
+      }
+      for (int64_t j = 0; j < c.N; ++j) ASSERT_EQ(pt.col_sums()[j], pb.col_sums()[j]) << "column " << j;
     }
     // Column offsets: -a * colsum + K * a * b' (b' the stored zero point), as the kernels' callers build them.
     std::vector<int32_t> off(static_cast<size_t>(c.N)), bzs(static_cast<size_t>(c.N));
