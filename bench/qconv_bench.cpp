@@ -52,6 +52,8 @@ const Layer kLayers[] = {
     {"mv2_project_1x1_576_96_14", 576, 14, 14, 96, 1, 1, 0, 1},
     {"mv2_project_1x1_960_160_7", 960, 7, 7, 160, 1, 1, 0, 1},
     {"mv2_expand_1x1_16_96_112", 16, 112, 112, 96, 1, 1, 0, 1},
+    {"bert_ff1_as_1x1_128x384x1536", 384, 8, 16, 1536, 1, 1, 0, 1},  // bert_like_qdq's MatMuls as 1x1 convs
+    {"bert_qkv_as_1x1_128x384x384", 384, 8, 16, 384, 1, 1, 0, 1},
 };
 
 // narrow: weights in [-64, 64] (quantize_static's reduce_range), which AVX2 without VNNI
