@@ -117,11 +117,15 @@ const std::vector<FusorOpSpec> kSpecs = {
     {"NhwcQConv", "X:T1 W:T2 WScale:tensor(float) WZero?:T2 B?:tensor(int32) BScale?:tensor(float) Z?:T1", "Y:T1", QTYPES,
      CONV_ATTRS " " QIO " " ACTIVATION " conv_scale:float=0 conv_zero_point:int=0 z_scale:float=1 z_zero_point:int=0",
      "QConv on NHWC input, residual and output; W stays OIHW.", "nhwc Conv"},
-    {"QMatMul", "A:T1 B:T2 BScale:tensor(float) BZero?:T2 Bias?:tensor(int32) BiasScale?:tensor(float)", "Y:T1", QTYPES,
-     "transB:int=0 " QIO " " ACTIVATION,
+    {"QMatMul", "A:T1 B:T2 BScale:tensor(float) BZero?:T2 Bias?:tensor(int32) BiasScale?:tensor(float) Z?:T1", "Y:T1",
+     QTYPES,
+     "transB:int=0 " QIO " " ACTIVATION " conv_scale:float=0 conv_zero_point:int=0 z_scale:float=1 z_zero_point:int=0",
      "Q(act(MatMul(DQ(A), DQ(B; BScale, BZero)) + DQ(Bias; BiasScale))) at (y_scale, y_zero_point), A "
      "dequantized by (x_scale, x_zero_point); B per tensor, or per column (its last axis; its first with "
-     "transB = 1, which transposes a 2-D B). Any rank, as MatMul; Bias is per column. act: \"\", Relu, Clip.", "qmatmul"},
+     "transB = 1, which transposes a 2-D B). Any rank, as MatMul; Bias is per column. act: \"\", Relu, Clip. "
+     "With Z (conv_scale > 0): Q(act(DQ(Q(product; conv_scale, conv_zero_point)) + DQ(Z; z_scale, "
+     "z_zero_point))), Z shaped like Y or one value per column: a quantized Add after the product (a "
+     "bias or residual Add of a QDQ graph) done in the epilogue.", "qmatmul"},
     {"QMatMulFloat", "A:T1 B:T2 BScale:tensor(float) BZero?:T2 Bias?:tensor(float)", "Y:tensor(float)", QTYPES,
      "transB:int=0 x_scale:float! x_zero_point:int=0 " ACTIVATION,
      "MatMul(DQ(A), DQ(B; BScale, BZero)) + Bias with a float result (ORT's MatMulIntegerToFloat), then an "

@@ -1,5 +1,6 @@
-// The fast QMatMul (quantized result) and QMatMulFloat (float result) kernels on the int8 GEMM
-// core. A constant 2-D B (weights) is packed once with its per-column constants; a B computed at
+// The fast QMatMul (quantized result, with a residual or bias Z added in the epilogue when
+// conv_scale is set: Z shaped like Y, or one value per column read by every row) and QMatMulFloat
+// (float result) kernels on the int8 GEMM core. A constant 2-D B (weights) is packed once with its per-column constants; a B computed at
 // run time (attention's Q x K^T and P x V) is packed per call, once per batch of B, batches
 // broadcast as MatMul does. A of type int8 and anything the core does not cover run the reference.
 #include <algorithm>
@@ -25,6 +26,10 @@ class FastQMatMul : public FastKernel {
       y_ = {n.attr_float("y_scale", 1.0f), static_cast<int32_t>(n.attr_int("y_zero_point", 0))};
       activation_clamp(n, act_lo_, act_hi_);
       if (!(y_.scale > 0.0f)) return;
+      residual_ = n.attr_float("conv_scale", 0.0f) != 0.0f;
+      conv_ = {n.attr_float("conv_scale", 1.0f), static_cast<int32_t>(n.attr_int("conv_zero_point", 0))};
+      z_ = {n.attr_float("z_scale", 1.0f), static_cast<int32_t>(n.attr_int("z_zero_point", 0))};
+      if (residual_ && !(conv_.scale > 0.0f)) return;
     } else {
       act_ = fused::activation_of(n);
     }
@@ -64,6 +69,7 @@ class FastQMatMul : public FastKernel {
   void compute(KernelContext& ctx) override {
     const Tensor& a = required_input(ctx, 0);
     if (!ok_ || a.dtype() != DataType::UInt8 || a.rank() < 1) return fallback_->compute(ctx);
+    if (residual_ && packed_.empty()) return fallback_->compute(ctx);  // Z with a B computed at run time
     if (!packed_.empty()) return compute_const(ctx, a);
     const Tensor& b = required_input(ctx, 1);
     if (!is_8bit(b.dtype()) || a.rank() < 2 || b.rank() < 2) return fallback_->compute(ctx);
@@ -106,10 +112,12 @@ class FastQMatMul : public FastKernel {
         mult[n] = real;
         add[n] = bias_.empty() ? 0.0f : static_cast<float>(bias_[n]);
       } else {
-        mult[n] = real / y_.scale;
-        add[n] = static_cast<float>(y_.zero_point);
+        // The product's own quantization: y, or the intermediate one with a residual Z.
+        const QParam& out = residual_ ? conv_ : y_;
+        mult[n] = real / out.scale;
+        add[n] = static_cast<float>(out.zero_point);
         if (!bias_.empty() && !int_bias(n))
-          add[n] += static_cast<float>(bias_[n]) * bias_scale_[bias_scale_.size() == 1 ? 0 : n] / y_.scale;
+          add[n] += static_cast<float>(bias_[n]) * bias_scale_[bias_scale_.size() == 1 ? 0 : n] / out.scale;
       }
     }
   }
@@ -126,6 +134,15 @@ class FastQMatMul : public FastKernel {
       };
       e.qmin = bound(act_lo_, 0);
       e.qmax = bound(act_hi_, 255);
+      if (residual_) {
+        // y = round((t - cz) * cs / ys + (z - zz) * zs / ys) + yz, t the product quantized at conv_.
+        e.res_t = conv_.scale / y_.scale;
+        e.res_z = z_.scale / y_.scale;
+        e.res_c = static_cast<float>(y_.zero_point) - static_cast<float>(conv_.zero_point) * e.res_t -
+                  static_cast<float>(z_.zero_point) * e.res_z;
+        e.cmin = 0;
+        e.cmax = 255;
+      }
     }
     return e;
   }
@@ -162,6 +179,20 @@ class FastQMatMul : public FastKernel {
     if (sums) {
       e.row_sums = sums;
       e.col_bzero = col_bzero_.data();
+    }
+    if (residual_) {
+      // Z shaped like Y (a residual), or one value per column (a bias Add): rows ld apart, 0 for
+      // the one row every row reads.
+      const Tensor* z = optional_input(ctx, 6);
+      if (!z || z->dtype() != DataType::UInt8) return fallback_->compute(ctx);
+      if (z->shape() == out) {
+        e.residual_ld = N;
+      } else if (z->numel() == N && z->dim(-1) == N) {
+        e.residual_ld = 0;
+      } else {
+        return fallback_->compute(ctx);
+      }
+      e.residual = z->data<uint8_t>();
     }
     qgemm(packed_, rows, packed_.kp(), M, y.raw(), N, e, &ctx.threads());
   }
@@ -255,7 +286,8 @@ class FastQMatMul : public FastKernel {
 
   bool ok_ = false, float_out_, trans_b_;
   Int8Isa isa_;
-  QParam x_, y_;
+  QParam x_, y_, conv_, z_;
+  bool residual_ = false;
   float act_lo_ = -3.0e38f, act_hi_ = 3.0e38f;
   ActivationSpec act_;
   std::vector<float> b_scale_, bias_scale_;

@@ -104,7 +104,7 @@ class RefQConv : public Kernel {
   InnerOp conv_, add_;
 };
 
-// QMatMul / QMatMulFloat: [Q](act(MatMul(DQ(A), DQ(B)) + bias)).
+// QMatMul / QMatMulFloat: [Q](act(MatMul(DQ(A), DQ(B)) + bias [-> Q(product) -> DQ + DQ(Z)])).
 class RefQMatMul : public Kernel {
  public:
   RefQMatMul(const KernelInfo& info, bool float_out)
@@ -112,6 +112,9 @@ class RefQMatMul : public Kernel {
         dq_b_(trans_b_ ? 0 : -1), dq_bias_(0), matmul_("MatMul", 2), add_("Add", 2) {
     x_ = {info.n().attr_float("x_scale", 1.0f), static_cast<int32_t>(info.n().attr_int("x_zero_point", 0))};
     y_ = {info.n().attr_float("y_scale", 1.0f), static_cast<int32_t>(info.n().attr_int("y_zero_point", 0))};
+    residual_ = info.n().attr_float("conv_scale", 0.0f) != 0.0f;
+    conv_ = {info.n().attr_float("conv_scale", 1.0f), static_cast<int32_t>(info.n().attr_int("conv_zero_point", 0))};
+    z_ = {info.n().attr_float("z_scale", 1.0f), static_cast<int32_t>(info.n().attr_int("z_zero_point", 0))};
   }
 
   void compute(KernelContext& ctx) override {
@@ -132,14 +135,21 @@ class RefQMatMul : public Kernel {
       }
       y = add_.run1(ctx, {&y, &biasf});
     }
+    if (!float_out_ && residual_) {
+      const Tensor* z = optional_input(ctx, 6);
+      if (!z) throw_bad_input(ctx.where() + ": conv_scale is set but the residual Z is absent");
+      const Tensor t = dq_.run(ctx, quant_.run(ctx, y, conv_, a.dtype()), conv_);
+      const Tensor zf = dq_.run(ctx, *z, z_);
+      y = add_.run1(ctx, {&t, &zf});
+    }
     activate_in_place(y, act_, ctx.where());
     write_output(ctx, 0, float_out_ ? y : quant_.run(ctx, y, y_, a.dtype()));
   }
 
  private:
-  bool float_out_, trans_b_;
+  bool float_out_, trans_b_, residual_ = false;
   ActivationSpec act_;
-  QParam x_, y_;
+  QParam x_, y_, conv_, z_;
   Dequant dq_, dq_b_, dq_bias_;
   Quant quant_;
   InnerOp matmul_, add_;

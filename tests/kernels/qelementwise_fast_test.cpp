@@ -4,7 +4,7 @@
 // the scales into two constants, so a result may sit one step from the reference's where the
 // float value is within rounding of a tie (few such elements); Quantize/Dequantize are exact. A
 // chunk at a wrong offset or a row walked with the wrong broadcast stride shows as many elements
-// far off.
+// far off. fusor.QMatMul with a residual or bias Z in its epilogue likewise.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,6 +48,42 @@ TEST(QBinaryFast, MatchesTheReferenceWhenSplit) {
       }
       EXPECT_LE(off, ref.numel() / 100 + 2) << op << " " << shape_str(c.a) << " + " << shape_str(c.b);
     }
+}
+
+// fusor.QMatMul with a Z added in the epilogue (rules qmatmul_add*: a QDQ graph's bias Add, one
+// value per column read by every row, or a residual shaped like Y) against the reference, which
+// quantizes the product and adds Z as the QDQ graph does. Ties may land one step apart (the
+// epilogue and the reference fold the scales differently); a Z read with the wrong row stride or
+// column shows as many elements several steps off.
+TEST(QMatMulFast, ResidualMatchesTheReference) {
+  struct Case {
+    int64_t m, k, n;
+    bool per_column;
+  };
+  for (const Case c : {Case{128, 64, 40, true}, Case{37, 48, 35, false}, Case{130, 32, 16, true}, Case{3, 24, 7, true}}) {
+    const Tensor a = bytes({c.m, c.k}, 5), z = bytes(c.per_column ? Shape{c.n} : Shape{c.m, c.n}, 6);
+    std::mt19937 g(7);
+    std::vector<int8_t> w(static_cast<size_t>(c.k * c.n));
+    for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(g() % 255) - 127);
+    const Tensor b = Tensor::from_vector<int8_t>({c.k, c.n}, w), bs = Tensor::from_vector<float>({}, {0.004f});
+    const std::vector<Attribute> attrs = {
+        Attribute::make_float("x_scale", 0.02f),    Attribute::make_int("x_zero_point", 120),
+        Attribute::make_float("conv_scale", 0.3f),  Attribute::make_int("conv_zero_point", 110),
+        Attribute::make_float("z_scale", 0.05f),    Attribute::make_int("z_zero_point", 9),
+        Attribute::make_float("y_scale", 0.35f),    Attribute::make_int("y_zero_point", 100)};
+    const std::vector<Tensor> ins = {a, b, bs, Tensor(), Tensor(), Tensor(), z};
+    const std::vector<bool> constant = {false, true, true, false, false, false, c.per_column};
+    const Tensor ref = fused("QMatMul", ins, attrs, "reference", constant);
+    const Tensor fast = fused("QMatMul", ins, attrs, "fast", constant);
+    ASSERT_EQ(ref.shape(), fast.shape());
+    int64_t off = 0;
+    for (int64_t i = 0; i < ref.numel(); ++i) {
+      const int d = std::abs(static_cast<int>(ref.data<uint8_t>()[i]) - static_cast<int>(fast.data<uint8_t>()[i]));
+      ASSERT_LE(d, 1) << c.m << "x" << c.k << "x" << c.n << " element " << i;
+      off += d;
+    }
+    EXPECT_LE(off, ref.numel() / 100 + 2) << c.m << "x" << c.k << "x" << c.n;
+  }
 }
 
 TEST(QuantizeFast, ExactWhenSplit) {
