@@ -1,8 +1,9 @@
 // The fast QMatMul (quantized result, with a residual or bias Z added in the epilogue when
 // conv_scale is set: Z shaped like Y, or one value per column read by every row) and QMatMulFloat
-// (float result) kernels on the int8 GEMM core. A constant 2-D B (weights) is packed once with its per-column constants; a B computed at
-// run time (attention's Q x K^T and P x V) is packed per call, once per batch of B, batches
-// broadcast as MatMul does. A of type int8 and anything the core does not cover run the reference.
+// (float result) kernels on the int8 GEMM core. A constant 2-D B (weights) is packed once with its
+// per-column constants; a B computed at run time (attention's Q x K^T and P x V) is packed per
+// call, once per batch of B, batches broadcast as MatMul does. A of type int8 and anything the
+// core does not cover (a Z of another shape, Z with a B computed at run time) run the reference.
 #include <algorithm>
 #include <cstring>
 
@@ -169,6 +170,18 @@ class FastQMatMul : public FastKernel {
     const int64_t M = a.numel() / std::max<int64_t>(K, 1);
     Shape out = a.shape();
     out.back() = N;
+    // Z shaped like Y (a residual), or one value per column (a bias Add): rows ld apart, 0 for the
+    // one row every row reads.
+    const Tensor* z = residual_ ? optional_input(ctx, 6) : nullptr;
+    int64_t z_ld = 0;
+    if (residual_) {
+      if (!z || z->dtype() != DataType::UInt8) return fallback_->compute(ctx);
+      if (z->shape() == out) {
+        z_ld = N;
+      } else if (!(z->rank() >= 1 && z->numel() == N && z->dim(-1) == N)) {
+        return fallback_->compute(ctx);
+      }
+    }
     Tensor& y = ctx.output(0, out, float_out_ ? DataType::Float : DataType::UInt8);
     int32_t* sums = nullptr;
     const uint8_t* rows = rows_of(ctx, a.data<uint8_t>(), M, K, packed_.kp(), need_row_sums_, sums);
@@ -180,19 +193,9 @@ class FastQMatMul : public FastKernel {
       e.row_sums = sums;
       e.col_bzero = col_bzero_.data();
     }
-    if (residual_) {
-      // Z shaped like Y (a residual), or one value per column (a bias Add): rows ld apart, 0 for
-      // the one row every row reads.
-      const Tensor* z = optional_input(ctx, 6);
-      if (!z || z->dtype() != DataType::UInt8) return fallback_->compute(ctx);
-      if (z->shape() == out) {
-        e.residual_ld = N;
-      } else if (z->numel() == N && z->dim(-1) == N) {
-        e.residual_ld = 0;
-      } else {
-        return fallback_->compute(ctx);
-      }
+    if (z) {
       e.residual = z->data<uint8_t>();
+      e.residual_ld = z_ld;
     }
     qgemm(packed_, rows, packed_.kp(), M, y.raw(), N, e, &ctx.threads());
   }
