@@ -90,14 +90,16 @@ class QWinograd {
 constexpr int64_t kQWinoBufferTiles = 16 * 48;
 // 9 * kQWinoInverse9 = 1 modulo 2^26 (F(4,3)'s 576 = 64 * 9).
 constexpr int32_t kQWinoInverse9 = 14913081;
+static_assert(9LL * kQWinoInverse9 % (1LL << 26) == 1);
 
 // The AVX2 steps of QWinograd::run (kernels/int8/qwinograd_avx2.cpp).
 // Tiles [t0, t1) transformed into v (positions * g.cs int16 per tile, from v's start).
 void qwino_input_avx2(const QWinoGeometry& g, const uint8_t* x, uint8_t flip, int32_t x_zero, int64_t t0, int64_t t1,
                       int16_t* v);
 // Tiles [t0, t1) (at most kQWinoBufferTiles / positions; v: tile t0's transform; m: a 64-byte
-// aligned buffer of kQWinoBufferTiles x 16 int32 for the products) against panels [p0, p1) of u: products, inverse transform
-// and epilogue into y (NHWC, all out_c channels per pixel; ep at column 0, rows are pixels).
+// aligned buffer of kQWinoBufferTiles x 16 int32 for the products) against panels [p0, p1) of u:
+// products, inverse transform and epilogue into y (NHWC, all out_c channels per pixel; ep at
+// column 0, rows are pixels).
 void qwino_tiles_avx2(const QWinoGeometry& g, const int16_t* v, int64_t t0, int64_t t1, const int16_t* u, int64_t p0,
                       int64_t p1, const QEpilogue& ep, void* y, int32_t* m);
 

@@ -60,7 +60,8 @@ TEST(QMatMulFast, ResidualMatchesTheReference) {
     int64_t m, k, n;
     bool per_column;
   };
-  for (const Case c : {Case{128, 64, 40, true}, Case{37, 48, 35, false}, Case{130, 32, 16, true}, Case{3, 24, 7, true}}) {
+  const Case cases[] = {{128, 64, 40, true}, {37, 48, 35, false}, {130, 32, 16, true}, {3, 24, 7, true}};
+  for (const Case& c : cases) {
     const Tensor a = bytes({c.m, c.k}, 5), z = bytes(c.per_column ? Shape{c.n} : Shape{c.m, c.n}, 6);
     std::mt19937 g(7);
     std::vector<int8_t> w(static_cast<size_t>(c.k * c.n));
