@@ -13,8 +13,8 @@ namespace fusor::int8 {
 
 namespace {
 
-// The integer filter transforms (kernels/int8/qwinograd.h), written out in apply_g below: G' = 2G
-// of F(2,3) = [2 0 0; 1 1 1; 1 -1 1; 0 0 2], and D G of F(4,3) =
+// The integer filter transforms (kernels/int8/qwinograd.h), written out in qwino_filters_avx2:
+// G' = 2G of F(2,3) = [2 0 0; 1 1 1; 1 -1 1; 0 0 2], and D G of F(4,3) =
 // [1 0 0; -1 -1 -1; -1 1 -1; 1 2 4; 1 -2 4; 0 0 1].
 
 // Rough rate of the products, multiply-adds of the direct conv per ns (for ThreadPool::threads_for).
@@ -27,47 +27,6 @@ constexpr int64_t kGroupBytes = 256 * 1024;
 // and 128 channels); at 14x14 x 256 (U 4.7 MB, tiles of 4x4 covering 16x16) it was no faster in
 // the model than F(2,3), and at 7x7 x 512 U would be 19 MB per call for 4 tiles.
 constexpr int64_t kF4MaxChannelProduct = 128 * 128;
-
-}  // namespace
-
-namespace {
-
-// Rows of G' (kG2 or kG4) applied to 3 values: out[i] = sum_k G'[i][k] v[k * stride].
-template <int M>
-inline void apply_g(const int32_t* v, int stride, int32_t* out) {
-  const int32_t a = v[0], b = v[stride], c = v[2 * stride];
-  if constexpr (M == 2) {
-    out[0] = 2 * a, out[1] = a + b + c, out[2] = a - b + c, out[3] = 2 * c;
-  } else {
-    out[0] = a, out[1] = -(a + b + c), out[2] = -(a - b + c), out[3] = a + 2 * b + 4 * c, out[4] = a - 2 * b + 4 * c,
-    out[5] = c;
-  }
-}
-
-// U = G' g G'ᵀ for every channel pair, into the panels (u: zeroed, panel int16 per panel).
-template <int M>
-void transform_filters(const int16_t* g, int64_t out_c, int64_t in_c, int64_t kpairs, int64_t panel, int16_t* u) {
-  constexpr int A = M + 2;
-  for (int64_t oc = 0; oc < out_c; ++oc) {
-    int16_t* up = u + (oc / 16) * panel + (oc % 16) / 8 * 16 + (oc % 8) * 2;
-    for (int64_t c = 0; c < in_c; ++c) {
-      const int16_t* w = g + (oc * in_c + c) * 9;
-      int32_t wv[9], tmp[A][3], row[A];
-      for (int t = 0; t < 9; ++t) wv[t] = w[t];
-      // tmp = G' g (columns of g), then each row of tmp through G'.
-      for (int j = 0; j < 3; ++j) {
-        int32_t col[A];
-        apply_g<M>(wv + j, 3, col);
-        for (int i = 0; i < A; ++i) tmp[i][j] = col[i];
-      }
-      int16_t* uc = up + (c / 2) * 32 + c % 2;
-      for (int i = 0; i < A; ++i) {
-        apply_g<M>(tmp[i], 1, row);
-        for (int j = 0; j < A; ++j) uc[(A * i + j) * kpairs * 32] = static_cast<int16_t>(row[j]);
-      }
-    }
-  }
-}
 
 }  // namespace
 
@@ -96,13 +55,10 @@ QWinograd::QWinograd(int64_t out_c, int64_t in_c, const int16_t* g, int tile)
   // 64-byte aligned (the products load U's vectors aligned).
   const size_t n = static_cast<size_t>(panels * panel);
   auto* mem = static_cast<int16_t*>(::operator new[](n * sizeof(int16_t), std::align_val_t(64)));
-  std::fill(mem, mem + n, int16_t{0});
   u_ = std::shared_ptr<int16_t[]>(mem, [](int16_t* q) { ::operator delete[](q, std::align_val_t(64)); });
-  if (m_ == 2) {
-    transform_filters<2>(g, out_c, in_c, kpairs_, panel, mem);
-  } else {
-    transform_filters<4>(g, out_c, in_c, kpairs_, panel, mem);
-  }
+  // (Every 64-byte row of every panel is written, zeros for missing channels included. Element by
+  // element, the transforms were a third of resnet18_qdq's session start.)
+  qwino_filters_avx2(g, out_c, in_c, m_, kpairs_, panel, mem);
 }
 
 void QWinograd::run(const Conv2dShape& s, const uint8_t* x, uint8_t flip, int32_t x_zero, const QEpilogue& ep, void* y,

@@ -92,7 +92,11 @@ constexpr int64_t kQWinoBufferTiles = 16 * 48;
 constexpr int32_t kQWinoInverse9 = 14913081;
 static_assert(9LL * kQWinoInverse9 % (1LL << 26) == 1);
 
-// The AVX2 steps of QWinograd::run (kernels/int8/qwinograd_avx2.cpp).
+// The AVX2 steps of QWinograd (kernels/int8/qwinograd_avx2.cpp).
+// U of every panel (panel int16 apart, zeroed) from g (out_c x in_c x 9, centred), 16 output
+// channels per vector.
+void qwino_filters_avx2(const int16_t* g, int64_t out_c, int64_t in_c, int m, int64_t kpairs, int64_t panel,
+                        int16_t* u);
 // Tiles [t0, t1) transformed into v (positions * g.cs int16 per tile, from v's start).
 void qwino_input_avx2(const QWinoGeometry& g, const uint8_t* x, uint8_t flip, int32_t x_zero, int64_t t0, int64_t t1,
                       int16_t* v);

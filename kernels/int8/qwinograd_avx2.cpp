@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/util/error.h"
 #include "kernels/int8/qepilogue_avx2.h"
@@ -215,7 +216,81 @@ void tiles_out(const QWinoGeometry& g, const int16_t* v, int64_t t0, int64_t t1,
   }
 }
 
+// Rows of the integer G' (kernels/int8/qwinograd.cpp: 2G of F(2,3), D G of F(4,3)) applied to
+// three vectors of 16 output channels (int16: |G' g| <= 7 * 255).
+template <int M>
+inline void apply_g(__m256i a, __m256i b, __m256i c, __m256i* out) {
+  const __m256i ac = _mm256_add_epi16(a, c);
+  if constexpr (M == 2) {
+    out[0] = _mm256_add_epi16(a, a);
+    out[1] = _mm256_add_epi16(ac, b);
+    out[2] = _mm256_sub_epi16(ac, b);
+    out[3] = _mm256_add_epi16(c, c);
+  } else {
+    const __m256i a4c = _mm256_add_epi16(a, _mm256_slli_epi16(c, 2)), b2 = _mm256_add_epi16(b, b);
+    out[0] = a;
+    out[1] = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_add_epi16(ac, b));
+    out[2] = _mm256_sub_epi16(b, ac);
+    out[3] = _mm256_add_epi16(a4c, b2);
+    out[4] = _mm256_sub_epi16(a4c, b2);
+    out[5] = c;
+  }
+}
+
+template <int M>
+void filters(const int16_t* g, int64_t out_c, int64_t in_c, int64_t kpairs, int64_t panel, int16_t* u) {
+  constexpr int A = M + 2;
+  // A panel's weights as [c][tap][16 output channels] (zeros past out_c), then per input channel
+  // U = G' g G'ᵀ for the 16 output channels at once, and per pair of input channels each
+  // position's 32 int16 (16 channels x the pair) interleaved and stored.
+  std::vector<int16_t> gp(static_cast<size_t>(in_c * 9 * 16));
+  for (int64_t oc0 = 0; oc0 < out_c; oc0 += 16) {
+    const int64_t n = std::min<int64_t>(16, out_c - oc0);
+    std::fill(gp.begin(), gp.end(), int16_t{0});
+    for (int64_t o = 0; o < n; ++o) {
+      const int16_t* row = g + (oc0 + o) * in_c * 9;
+      for (int64_t i = 0; i < in_c * 9; ++i) gp[static_cast<size_t>(i * 16 + o)] = row[i];
+    }
+    int16_t* up = u + (oc0 / 16) * panel;
+    for (int64_t k = 0; k < kpairs; ++k) {
+      __m256i uv[2][A * A];
+      for (int e = 0; e < 2; ++e) {
+        const int64_t c = 2 * k + e;
+        if (c >= in_c) {
+          for (int q = 0; q < A * A; ++q) uv[e][q] = _mm256_setzero_si256();
+          continue;
+        }
+        __m256i w[9], tmp[A][3];
+        for (int t = 0; t < 9; ++t)
+          w[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp.data() + (c * 9 + t) * 16));
+        for (int j = 0; j < 3; ++j) {
+          __m256i col[A];
+          apply_g<M>(w[j], w[3 + j], w[6 + j], col);
+          for (int i = 0; i < A; ++i) tmp[i][j] = col[i];
+        }
+        for (int i = 0; i < A; ++i) apply_g<M>(tmp[i][0], tmp[i][1], tmp[i][2], uv[e] + A * i);
+      }
+      for (int q = 0; q < A * A; ++q) {
+        // [oc][e] pairs: unpacks work within 128-bit lanes (channels 0-3 | 8-11 and 4-7 | 12-15).
+        const __m256i lo = _mm256_unpacklo_epi16(uv[0][q], uv[1][q]), hi = _mm256_unpackhi_epi16(uv[0][q], uv[1][q]);
+        int16_t* dst = up + (q * kpairs + k) * 32;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void qwino_filters_avx2(const int16_t* g, int64_t out_c, int64_t in_c, int m, int64_t kpairs, int64_t panel,
+                        int16_t* u) {
+  if (m == 4) {
+    filters<4>(g, out_c, in_c, kpairs, panel, u);
+  } else {
+    filters<2>(g, out_c, in_c, kpairs, panel, u);
+  }
+}
 
 void qwino_input_avx2(const QWinoGeometry& g, const uint8_t* x, uint8_t flip, int32_t x_zero, int64_t t0, int64_t t1,
                       int16_t* v) {
