@@ -57,7 +57,6 @@ int64_t split_min_panels() {
   return v;
 }
 
-
 // FUSOR_INT8_GROUPED=0: never the grouped form.
 bool grouped_allowed() {
   static const bool allowed = switch_on("FUSOR_INT8_GROUPED");

@@ -246,7 +246,7 @@ void filters(const int16_t* g, int64_t out_c, int64_t in_c, int64_t kpairs, int6
   std::vector<int16_t> gp(static_cast<size_t>(in_c * 9 * 16));
   for (int64_t oc0 = 0; oc0 < out_c; oc0 += 16) {
     const int64_t n = std::min<int64_t>(16, out_c - oc0);
-    std::fill(gp.begin(), gp.end(), int16_t{0});
+    if (n < 16) std::fill(gp.begin(), gp.end(), int16_t{0});  // a last, partial panel: zero lanes
     for (int64_t o = 0; o < n; ++o) {
       const int16_t* row = g + (oc0 + o) * in_c * 9;
       for (int64_t i = 0; i < in_c * 9; ++i) gp[static_cast<size_t>(i * 16 + o)] = row[i];

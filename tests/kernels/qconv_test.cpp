@@ -100,55 +100,55 @@ TEST_P(QConvTest, MatchesLoops) {
           }
           want[static_cast<size_t>(at)] = std::clamp(std::nearbyint(y), static_cast<double>(spec.y.zero_point), tmax);
         }
-  // Every path twice: with the GEMM, then allowed the Winograd form (3x3, unit strides, one group,
-  // 16 channels or more on AVX2), whose exact sums must give the GEMM's bytes.
+  // Every path three times: with the GEMM, then allowed each Winograd form (3x3, unit strides, one
+  // group, 16 channels or more on AVX2): F(2,3), then F(4,3) where its bound holds (at 64 channels
+  // or fewer here). Their exact sums must give the GEMM's bytes.
   const bool unit = t.stride == 1 && t.dil == 1 && dil_h == 1;
   const bool wino_shape = unit && t.kh == 3 && t.kw == 3 && t.group == 1 && t.c >= 16;
-  // Both Winograd forms: F(2,3), then F(4,3) where its bound holds (at 64 channels or fewer here).
   std::vector<std::vector<uint8_t>> gemm_out;
   for (int tile : {0, 2, 4}) {
-   const bool allow_wino = tile != 0;
-   spec.unit_stride = allow_wino && unit;
-   spec.winograd_tile = tile;
-   size_t run_i = 0;
-   for (Int8Isa isa : runnable_int8_isas()) {
-    SCOPED_TRACE(int8_isa_name(isa));
-    SCOPED_TRACE(allow_wino ? "winograd F(" + std::to_string(tile) + ",3)" : "gemm");
-    QConvWeights qw(spec, w.data(), !t.uint8_weights, ws.data(), t.oc, t.uint8_weights ? wz.data() : nullptr,
-                    t.uint8_weights ? t.oc : 0, bias.data(), bs.data(), t.oc, isa);
-    const bool wino_here = allow_wino && wino_shape && isa == Int8Isa::Avx2;
-    if (tile == 2 || t.c <= 64) {
-      EXPECT_EQ(qw.winograd_tile(), wino_here ? tile : 0);
-    } else {
-      EXPECT_TRUE(qw.winograd_tile() == 0 || (wino_here && qw.winograd_tile() == tile));
-    }
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(threads);
-      ThreadPool pool(threads);
-      std::vector<uint8_t> scratch;
-      auto get = [&](size_t bytes) -> void* {
-        scratch.assign(bytes + 64, 0xcd);  // garbage, as an arena's would be
-        return scratch.data();
-      };
-      std::vector<uint8_t> y(static_cast<size_t>(out_n), 0xee);
-      qw.run(s, x.data(), t.residual ? z.data() : nullptr, y.data(), threads > 1 ? &pool : nullptr, get);
-      int64_t off_by_one = 0;
-      for (int64_t i = 0; i < out_n; ++i) {
-        const double got = t.signed_act ? static_cast<int8_t>(y[i]) : y[i];
-        const double d = std::fabs(got - want[static_cast<size_t>(i)]);
-        ASSERT_LE(d, 1.0) << "element " << i << " want " << want[static_cast<size_t>(i)] << " got " << got;
-        off_by_one += d > 0;
-      }
-      EXPECT_LE(off_by_one, std::max<int64_t>(2, out_n / 200));
-      if (!allow_wino) {
-        gemm_out.push_back(y);
+    const bool allow_wino = tile != 0;
+    spec.unit_stride = allow_wino && unit;
+    spec.winograd_tile = tile;
+    size_t run_i = 0;
+    for (Int8Isa isa : runnable_int8_isas()) {
+      SCOPED_TRACE(int8_isa_name(isa));
+      SCOPED_TRACE(allow_wino ? "winograd F(" + std::to_string(tile) + ",3)" : "gemm");
+      QConvWeights qw(spec, w.data(), !t.uint8_weights, ws.data(), t.oc, t.uint8_weights ? wz.data() : nullptr,
+                      t.uint8_weights ? t.oc : 0, bias.data(), bs.data(), t.oc, isa);
+      const bool wino_here = allow_wino && wino_shape && isa == Int8Isa::Avx2;
+      if (tile == 2 || t.c <= 64) {
+        EXPECT_EQ(qw.winograd_tile(), wino_here ? tile : 0);
       } else {
-        ASSERT_LT(run_i, gemm_out.size());
-        EXPECT_TRUE(y == gemm_out[run_i]) << "not the GEMM's bytes";
+        EXPECT_TRUE(qw.winograd_tile() == 0 || (wino_here && qw.winograd_tile() == tile));
       }
-      ++run_i;
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(threads);
+        ThreadPool pool(threads);
+        std::vector<uint8_t> scratch;
+        auto get = [&](size_t bytes) -> void* {
+          scratch.assign(bytes + 64, 0xcd);  // garbage, as an arena's would be
+          return scratch.data();
+        };
+        std::vector<uint8_t> y(static_cast<size_t>(out_n), 0xee);
+        qw.run(s, x.data(), t.residual ? z.data() : nullptr, y.data(), threads > 1 ? &pool : nullptr, get);
+        int64_t off_by_one = 0;
+        for (int64_t i = 0; i < out_n; ++i) {
+          const double got = t.signed_act ? static_cast<int8_t>(y[i]) : y[i];
+          const double d = std::fabs(got - want[static_cast<size_t>(i)]);
+          ASSERT_LE(d, 1.0) << "element " << i << " want " << want[static_cast<size_t>(i)] << " got " << got;
+          off_by_one += d > 0;
+        }
+        EXPECT_LE(off_by_one, std::max<int64_t>(2, out_n / 200));
+        if (!allow_wino) {
+          gemm_out.push_back(y);
+        } else {
+          ASSERT_LT(run_i, gemm_out.size());
+          EXPECT_TRUE(y == gemm_out[run_i]) << "not the GEMM's bytes";
+        }
+        ++run_i;
+      }
     }
-   }
   }
 }
 
