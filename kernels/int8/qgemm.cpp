@@ -41,10 +41,19 @@ int64_t avx2_widened_ld(int64_t kp) { return round_up(kp, 16); }
 int64_t avx2_widened_rows(int64_t kp) {
   return std::max<int64_t>(6, (128 * 1024 / (2 * avx2_widened_ld(kp))) / 6 * 6);
 }
-uint16_t* avx2_widened_buffer(int64_t elems) {
-  thread_local std::vector<uint16_t> buf;
-  if (buf.size() < static_cast<size_t>(elems)) buf.resize(static_cast<size_t>(elems));
-  return buf.data();
+
+// Where avx2_rows writes a block of rows prepared for the AVX2 panels: the copy of the rows (split
+// or centred bytes, or uint16 widened), their listed bytes and the centred rows' constants. Grown,
+// never shrunk: after the first call of a shape no allocation.
+struct Avx2RowsStore {
+  std::vector<uint8_t> lo;
+  std::vector<int32_t> starts, row_const;
+  std::vector<uint16_t> hot, widened;
+};
+template <class T>
+T* grown(std::vector<T>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+  return v.data();
 }
 
 // Panels a task's rows must feed for the split and centred forms to pay for their preparation
@@ -83,7 +92,7 @@ bool split_allowed() {
 // gives up past 1 in 64), which pays only where at least split_min_panels() panels read it
 // (qconv_bench against widening: with 2 panels, 144 -> 24, split 1.25 and centred 1.39; with 3 or
 // more 0.85-0.96); with fewer, a read-only check for the in-place form. FUSOR_INT8_SPLIT=0 always
-// widens (comparisons). The buffers are the calling thread's.
+// widens (comparisons). The copies go to the caller's Avx2RowsStore.
 struct Avx2Rows {
   enum class Form : uint8_t { Widened, InPlace, Grouped, Split, Centred };
   Form form = Form::Widened;
@@ -109,7 +118,7 @@ struct Avx2Rows {
   }
 };
 
-Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, int64_t panels) {
+Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, int64_t panels, Avx2RowsStore& st) {
   Avx2Rows r;
   const int64_t kp = b.kp();
   r.m = m;
@@ -127,32 +136,28 @@ Avx2Rows avx2_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, 
     } else {
       // The split form, else the centred one: each gives up once it has listed more than max_hot.
       const int64_t max_hot = m * kp / 64;
-      thread_local std::vector<uint8_t> lo;
-      thread_local std::vector<int32_t> starts, row_const;
-      thread_local std::vector<uint16_t> hot;
-      lo.resize(std::max(lo.size(), static_cast<size_t>(m * kp)));
-      starts.resize(std::max(starts.size(), static_cast<size_t>(m + 1)));
-      row_const.resize(std::max(row_const.size(), static_cast<size_t>(m)));
-      hot.resize(std::max(hot.size(), static_cast<size_t>(max_hot + 1)));
+      uint8_t* lo = grown(st.lo, m * kp);
+      int32_t* starts = grown(st.starts, m + 1);
+      int32_t* row_const = grown(st.row_const, m);
+      uint16_t* hot = grown(st.hot, max_hot + 1);
       r.ld = kp;
-      r.lo = lo.data();
-      r.starts = starts.data();
-      r.hot = hot.data();
-      if (qsplit_rows_avx2(a, lda, m, kp, lo.data(), kp, starts.data(), hot.data(), max_hot)) {
-        if (starts[static_cast<size_t>(m)] == 0) return in_place();  // nothing listed: A as it is
+      r.lo = lo;
+      r.starts = starts;
+      r.hot = hot;
+      if (qsplit_rows_avx2(a, lda, m, kp, lo, kp, starts, hot, max_hot)) {
+        if (starts[m] == 0) return in_place();  // nothing listed: A as it is
         r.form = Avx2Rows::Form::Split;
         return r;
       }
-      if (qcentre_rows_avx2(a, lda, m, kp, reinterpret_cast<int8_t*>(lo.data()), kp, starts.data(),
-                            hot.data(), max_hot, row_const.data())) {
+      if (qcentre_rows_avx2(a, lda, m, kp, reinterpret_cast<int8_t*>(lo), kp, starts, hot, max_hot, row_const)) {
         r.form = Avx2Rows::Form::Centred;
-        r.row_const = row_const.data();
+        r.row_const = row_const;
         return r;
       }
     }
   }
   r.ld = avx2_widened_ld(kp);
-  uint16_t* w = avx2_widened_buffer(m * r.ld);
+  uint16_t* w = grown(st.widened, m * r.ld);
   qwiden_rows_avx2(a, lda, m, kp, w, r.ld);
   r.w = w;
   return r;
@@ -459,7 +464,8 @@ void qgemm_rows(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t m, voi
     const int64_t run = avx2_widened_rows(b.kp());
     for (int64_t i = 0; i < m; i += run) {
       const int64_t mi = std::min(run, m - i);
-      const Avx2Rows rows = avx2_rows(b, a + i * lda, lda, mi, p1 - p0);
+      thread_local Avx2RowsStore store;
+      const Avx2Rows rows = avx2_rows(b, a + i * lda, lda, mi, p1 - p0, store);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
         rows.panel(b, p, n, static_cast<char*>(c) + (i * ldc + n0) * esize, ldc, ep.offset(i, n0));
@@ -499,9 +505,11 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   const int64_t rb = prepared ? std::min<int64_t>(96, avx2_widened_rows(b.kp())) : 96;
   const int64_t row_blocks = (M + rb - 1) / rb, panels = b.panels();
   int64_t pg = 1;  // panels per task
+  const int threads = pool ? pool->num_threads() : 1;
   if (prepared) {
-    // All of them unless the row blocks are too few to give every thread ~4 tasks.
-    const int64_t want = 4 * (pool ? pool->num_threads() : 1);
+    // All of them unless the row blocks are too few to give every thread ~4 tasks (one thread:
+    // all of them; splitting only repeated the preparation).
+    const int64_t want = threads > 1 ? 4 * threads : 1;
     const int64_t split = std::clamp<int64_t>((want + row_blocks - 1) / row_blocks, 1, panels);
     pg = (panels + split - 1) / split;
   }
@@ -518,13 +526,40 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
     tile_ep.act = ActivationSpec{};
     act.act = ep.act;
   }
+  // Enough work per task to pay for the dispatch: about 256k multiply-adds.
+  const int64_t macs_per_task = std::min(rb, M) * pg * b.panel_cols() * b.kp();
+  const int64_t grain = std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, macs_per_task));
+  // Contiguous runs of row blocks per thread (slots), so consecutive ops keep their rows on one core.
+  const int nt = pool ? static_cast<int>(std::min<int64_t>(threads, tasks / grain)) : 1;
+  // With the panels split, every row block is prepared once, before the tasks (one per thread at a
+  // time), and its tasks share it (each task preparing its own rows did it pgroups times: 4 times
+  // on bert_like_qdq's 128-row projections at 2 threads). The stores are the calling thread's.
+  thread_local std::vector<Avx2RowsStore> shared_stores;
+  thread_local std::vector<Avx2Rows> shared_rows;
+  std::vector<Avx2Rows>* const shared = prepared && pgroups > 1 ? &shared_rows : nullptr;
+  if (shared) {
+    std::vector<Avx2RowsStore>& stores = shared_stores;
+    if (stores.size() < static_cast<size_t>(row_blocks)) stores.resize(static_cast<size_t>(row_blocks));
+    shared->assign(static_cast<size_t>(row_blocks), Avx2Rows{});
+    auto prepare = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t m0 = r * rb;
+        (*shared)[static_cast<size_t>(r)] =
+            avx2_rows(b, a + m0 * lda, lda, std::min(rb, M - m0), panels, stores[static_cast<size_t>(r)]);
+      }
+    };
+    if (nt > 1 && row_blocks > 1) pool->parallel_for(row_blocks, prepare, 1);
+    else prepare(0, row_blocks);
+  }
   auto run = [&](int64_t t0, int64_t t1) {
+    thread_local Avx2RowsStore store;  // the running thread's, for rows prepared per task
     for (int64_t t = t0; t < t1; ++t) {
       // Panels inner: a row block's A stays in cache while the panels pass.
       const int64_t r = t / pgroups, p0 = (t % pgroups) * pg, p1 = std::min(panels, p0 + pg);
       const int64_t m0 = r * rb, m = std::min(rb, M - m0);
       Avx2Rows rows;
-      if (prepared) rows = avx2_rows(b, a + m0 * lda, lda, m, p1 - p0);
+      if (shared) rows = (*shared)[static_cast<size_t>(r)];
+      else if (prepared) rows = avx2_rows(b, a + m0 * lda, lda, m, p1 - p0, store);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
         char* block = static_cast<char*>(c) + (m0 * ldc + n0) * esize;
@@ -534,11 +569,6 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
       }
     }
   };
-  // Enough work per task to pay for the dispatch: about 256k multiply-adds.
-  const int64_t macs_per_task = std::min(rb, M) * pg * b.panel_cols() * b.kp();
-  const int64_t grain = std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, macs_per_task));
-  // Contiguous runs of row blocks per thread (slots), so consecutive ops keep their rows on one core.
-  const int nt = pool ? static_cast<int>(std::min<int64_t>(pool->num_threads(), tasks / grain)) : 1;
   if (nt > 1) {
     SlotTasks slot_tasks(tasks, nt);
     pool->parallel_for_slots(nt, [&](int64_t t0, int64_t t1) {
