@@ -51,8 +51,8 @@ inline __m256i load_x(const uint8_t* p, const BlockLoad& b) {
 
 // P pixels of one block: pixel p's tap t at tap[t] + off[p] (off includes b.coff), w the block's
 // weights; pixel: the epilogue row of the first; y at the block's first channel. PACK: the
-// epilogue's 16-byte form applies.
-template <int P, bool SIGNED, Load L, bool PACK>
+// epilogue's 16-byte form applies (1), its direct one (2), neither (0).
+template <int P, bool SIGNED, Load L, int PACK>
 inline void tile(const uint8_t* const* tap, const int64_t* off, int64_t taps, const int16_t* w, const BlockLoad& b,
                  const QEpilogueAvx2& e, int64_t pixel, void* y, int64_t C) {
   __m256i ev[P], od[P];
@@ -74,7 +74,9 @@ inline void tile(const uint8_t* const* tap, const int64_t* off, int64_t taps, co
     // ev: channels 0 2 4 6 | 8 10 12 14, od: 1 3 5 7 | 9 11 13 15.
     const __m256i lo = _mm256_unpacklo_epi32(ev[p], od[p]), hi = _mm256_unpackhi_epi32(ev[p], od[p]);
     const __m256i c0 = _mm256_permute2x128_si256(lo, hi, 0x20), c8 = _mm256_permute2x128_si256(lo, hi, 0x31);
-    if constexpr (PACK) {
+    if constexpr (PACK == 2) {
+      e.store16_direct(c0, c8, pixel + p, y, C);
+    } else if constexpr (PACK == 1) {
       e.store16(c0, c8, pixel + p, y, C);
     } else {
       e.store(c0, pixel + p, 0, y, C);
@@ -91,7 +93,7 @@ struct RowTaps {
   const uint8_t* const* border = nullptr;
 };
 
-template <bool SIGNED, Load L, bool PACK>
+template <bool SIGNED, Load L, int PACK>
 void block_row(const QDepthwiseArgs& a, const RowTaps& rt, int64_t taps, const int16_t* w, const BlockLoad& b,
                const QEpilogueAvx2& e, int64_t pixel0, void* y) {
   const int64_t OW = a.s->out_w, C = a.s->out_c;
@@ -120,10 +122,12 @@ void block(const QDepthwiseArgs& a, const RowTaps& rt, int64_t taps, const int16
   e.load_column(0);
   e.load_column(1);
   void* y = a.y + c0 * a.ep.out_bytes();
-  if (e.packs16()) {
-    block_row<SIGNED, L, true>(a, rt, taps, w, b, e, pixel0, y);
+  if (e.direct16()) {
+    block_row<SIGNED, L, 2>(a, rt, taps, w, b, e, pixel0, y);
+  } else if (e.packs16()) {
+    block_row<SIGNED, L, 1>(a, rt, taps, w, b, e, pixel0, y);
   } else {
-    block_row<SIGNED, L, false>(a, rt, taps, w, b, e, pixel0, y);
+    block_row<SIGNED, L, 0>(a, rt, taps, w, b, e, pixel0, y);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -41,9 +42,25 @@ struct QEpilogueAvx2 {
       mul[v] = _mm256_castsi256_ps(load_i32(reinterpret_cast<const int32_t*>(ep.mult) + 8 * v, width[v]));
       add[v] = _mm256_castsi256_ps(load_i32(reinterpret_cast<const int32_t*>(ep.add) + 8 * v, width[v]));
     }
-    if (v == 1)
+    if (v == 1) {
       packs = width[0] == 8 && width[1] == 8 && (ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8) &&
               !ep.row_sums;
+      // Rounding before clamping: round(clamp(f)) = clamp(round(f)) for integer bounds, and the
+      // packs saturate (int32 -> int16 -> 8 bits), so without a residual the float min/max can go
+      // (the bounds, when narrower than the type's, applied to the bytes) as long as vcvtps2dq
+      // cannot overflow: |acc + col_offset| < 2^31 (an int32), so |f| < 2^30 when every column's
+      // |mult| <= 1/4 and |add| <= 2^28 (requantization multipliers are far smaller).
+      direct = false;
+      if (packs && !ep.residual) {
+        bool small = true;
+        for (int j = 0; j < 16; ++j) small = small && std::fabs(ep.mult[j]) <= 0.25f && std::fabs(ep.add[j]) <= 268435456.0f;
+        direct = small;
+        const bool s8 = ep.out == QEpilogue::Out::S8;
+        byte_clamp = s8 ? ep.qmin > -128 || ep.qmax < 127 : ep.qmin > 0 || ep.qmax < 255;
+        qlo8 = _mm_set1_epi8(static_cast<char>(ep.qmin));
+        qhi8 = _mm_set1_epi8(static_cast<char>(ep.qmax));
+      }
+    }
   }
 
   void store(__m256i acc, int64_t r, int v, void* c, int64_t ldc) const {
@@ -94,6 +111,8 @@ struct QEpilogueAvx2 {
   // Set by load_column(1) (a flag: comparing width[] per tile, GCC stored the two ints and read them
   // back as one eight-byte load, a store-forwarding stall in every tile).
   bool packs16() const { return packs; }
+  // Whether store16_direct may replace store16 (set by load_column(1)).
+  bool direct16() const { return direct; }
   // store() of vectors 0 and 1 of row r when packs16(), as one 16-byte store (the same arithmetic,
   // the residual's 16 bytes read at once).
   void store16(__m256i acc0, __m256i acc1, int64_t r, void* c, int64_t ldc) const {
@@ -118,6 +137,25 @@ struct QEpilogueAvx2 {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(c) + r * ldc), p8);
   }
 
+  // store16 when direct16(): no float clamps (load_column's argument), the same bytes.
+  void store16_direct(__m256i acc0, __m256i acc1, int64_t r, void* c, int64_t ldc) const {
+    const __m256i q0 = _mm256_cvtps_epi32(
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc0, off[0])), mul[0], add[0]));
+    const __m256i q1 = _mm256_cvtps_epi32(
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc1, off[1])), mul[1], add[1]));
+    const __m256i p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+    const __m128i a = _mm256_castsi256_si128(p16), b = _mm256_extracti128_si256(p16, 1);
+    __m128i p8;
+    if (ep.out == QEpilogue::Out::S8) {
+      p8 = _mm_packs_epi16(a, b);
+      if (byte_clamp) p8 = _mm_min_epi8(_mm_max_epi8(p8, qlo8), qhi8);
+    } else {
+      p8 = _mm_packus_epi16(a, b);
+      if (byte_clamp) p8 = _mm_min_epu8(_mm_max_epu8(p8, qlo8), qhi8);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(c) + r * ldc), p8);
+  }
+
   static __m256i load_i32(const int32_t* p, int w) {
     if (w == 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     alignas(32) int32_t tmp[8] = {};
@@ -134,29 +172,36 @@ struct QEpilogueAvx2 {
   __m256 lo, hi, clo, chi, rt, rz, rc, alo, ahi;
   bool act_clamp = true;
   bool packs = false;
+  bool direct = false, byte_clamp = false;  // store16's rounded-then-saturated form (load_column)
+  __m128i qlo8 = _mm_setzero_si128(), qhi8 = _mm_setzero_si128();
 };
 
 // The epilogue of a tile of rows [i, i + mr) (mr <= MR) of a panel, acc[r][0..1], through e (made
 // once per panel call from the panel's QEpilogue, rows counted from the panel's row 0 at c, ldc
-// elements per row): 16 requantized bytes per row in one store where packs16(), else vector by
-// vector. Loops unrolled completely so that acc stays in registers.
+// elements per row): 16 requantized bytes per row in one store where packs16() (store16_direct
+// where direct16()), else vector by vector. Loops unrolled completely so that acc stays in
+// registers.
 template <int MR>
 [[gnu::always_inline]] inline void qstore_tile_avx2(const QEpilogueAvx2& e, int64_t i, int64_t mr,
                                                    const __m256i (*acc)[2], void* c, int64_t ldc) {
-  if (e.packs16()) {
+  // STORE 2: store16_direct, 1: store16, 0: vector by vector.
+  auto rows = [&]<int STORE>() {
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
       if (r >= mr) break;
-      e.store16(acc[r][0], acc[r][1], i + r, c, ldc);
+      if constexpr (STORE == 2) {
+        e.store16_direct(acc[r][0], acc[r][1], i + r, c, ldc);
+      } else if constexpr (STORE == 1) {
+        e.store16(acc[r][0], acc[r][1], i + r, c, ldc);
+      } else {
+        e.store(acc[r][0], i + r, 0, c, ldc);
+        e.store(acc[r][1], i + r, 1, c, ldc);
+      }
     }
-    return;
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) {
-    if (r >= mr) break;
-#pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) e.store(acc[r][v], i + r, v, c, ldc);
-  }
+  };
+  if (e.direct16()) rows.template operator()<2>();
+  else if (e.packs16()) rows.template operator()<1>();
+  else rows.template operator()<0>();
 }
 
 // Rows [0, m) of a panel of at most 8 columns (one vector per row) in tiles of MR rows, a last

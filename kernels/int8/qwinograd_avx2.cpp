@@ -204,7 +204,9 @@ void tiles_out(const QWinoGeometry& g, const int16_t* v, int64_t t0, int64_t t1,
         for (int j = 0; j < M; ++j) {
           if (ow + j >= g.out_w) break;
           const int64_t pix = (n * g.out_h + oh + i) * g.out_w + ow + j;
-          if (e.packs16()) {
+          if (e.direct16()) {
+            e.store16_direct(out[i][j][0], out[i][j][1], pix, yp, g.out_c);
+          } else if (e.packs16()) {
             e.store16(out[i][j][0], out[i][j][1], pix, yp, g.out_c);
           } else {
             e.store(out[i][j][0], pix, 0, yp, g.out_c);

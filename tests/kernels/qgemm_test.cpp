@@ -269,6 +269,39 @@ TEST_P(QGemmTest, MatchesLoops) {
   }
 }
 
+// Requantization multipliers large enough that the float result leaves int32 (vcvtps2dq would
+// give INT_MIN): the outputs saturate at the type's bounds, as the definition clamps them (the
+// AVX2 epilogue drops its float clamps only for multipliers <= 1/4, qepilogue_avx2.h).
+TEST(QGemmEpilogue, HugeMultipliersSaturate) {
+  const int64_t M = 7, K = 64, N = 16;
+  std::vector<uint8_t> a(static_cast<size_t>(M * K), 255);
+  std::vector<int8_t> b(static_cast<size_t>(K * N), 127);
+  for (int64_t k = 0; k < K; ++k) b[static_cast<size_t>(k * N + 3)] = -127;  // one negative column
+  for (Int8Isa isa : runnable_int8_isas()) {
+    SCOPED_TRACE(int8_isa_name(isa));
+    QPackedB pb(b.data(), true, K, N, N, false, isa);
+    std::vector<int32_t> off(static_cast<size_t>(N), 0);
+    std::vector<float> mult(static_cast<size_t>(N), 2000.0f), add(static_cast<size_t>(N), 0.0f);
+    QEpilogue ep;
+    ep.col_offset = off.data();
+    ep.mult = mult.data();
+    ep.add = add.data();
+    for (auto out : {QEpilogue::Out::U8, QEpilogue::Out::S8}) {
+      const bool s8 = out == QEpilogue::Out::S8;
+      ep.out = out;
+      ep.qmin = s8 ? -128 : 0;
+      ep.qmax = s8 ? 127 : 255;
+      std::vector<uint8_t> c(static_cast<size_t>(M * N));
+      qgemm(pb, a.data(), K, M, c.data(), N, ep, nullptr);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          const int got = s8 ? static_cast<int8_t>(c[static_cast<size_t>(i * N + j)]) : c[static_cast<size_t>(i * N + j)];
+          ASSERT_EQ(got, j == 3 ? ep.qmin : ep.qmax) << (s8 ? "s8 " : "u8 ") << i << "," << j;
+        }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, QGemmTest,
                          testing::Values(Case{1, 1, 1, true, 0, false}, Case{7, 5, 3, true, 3, false},
                                          Case{6, 64, 64, true, 128, false}, Case{13, 70, 29, true, 7, false},
