@@ -533,18 +533,21 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
   const int nt = pool ? static_cast<int>(std::min<int64_t>(threads, tasks / grain)) : 1;
   // With the panels split, every row block is prepared once, before the tasks (one per thread at a
   // time), and its tasks share it (each task preparing its own rows did it pgroups times: 4 times
-  // on bert_like_qdq's 128-row projections at 2 threads). The stores are the calling thread's.
+  // on bert_like_qdq's 128-row projections at 2 threads). The stores are the calling thread's,
+  // reached through references taken here: inside the lambdas, which run on the pool's threads, a
+  // thread_local name would be that thread's own.
   thread_local std::vector<Avx2RowsStore> shared_stores;
   thread_local std::vector<Avx2Rows> shared_rows;
-  std::vector<Avx2Rows>* const shared = prepared && pgroups > 1 ? &shared_rows : nullptr;
+  std::vector<Avx2RowsStore>& stores = shared_stores;
+  std::vector<Avx2Rows>& block_rows = shared_rows;
+  const bool shared = prepared && pgroups > 1;
   if (shared) {
-    std::vector<Avx2RowsStore>& stores = shared_stores;
     if (stores.size() < static_cast<size_t>(row_blocks)) stores.resize(static_cast<size_t>(row_blocks));
-    shared->assign(static_cast<size_t>(row_blocks), Avx2Rows{});
+    block_rows.assign(static_cast<size_t>(row_blocks), Avx2Rows{});
     auto prepare = [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t m0 = r * rb;
-        (*shared)[static_cast<size_t>(r)] =
+        block_rows[static_cast<size_t>(r)] =
             avx2_rows(b, a + m0 * lda, lda, std::min(rb, M - m0), panels, stores[static_cast<size_t>(r)]);
       }
     };
@@ -558,7 +561,7 @@ void qgemm(const QPackedB& b, const uint8_t* a, int64_t lda, int64_t M, void* c,
       const int64_t r = t / pgroups, p0 = (t % pgroups) * pg, p1 = std::min(panels, p0 + pg);
       const int64_t m0 = r * rb, m = std::min(rb, M - m0);
       Avx2Rows rows;
-      if (shared) rows = (*shared)[static_cast<size_t>(r)];
+      if (shared) rows = block_rows[static_cast<size_t>(r)];
       else if (prepared) rows = avx2_rows(b, a + m0 * lda, lda, m, p1 - p0, store);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
