@@ -1,10 +1,15 @@
 #include "kernels/cpu_features.h"
 
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
 
 namespace fusor {
 
@@ -14,6 +19,17 @@ uint64_t read_xcr0() {
   uint32_t lo, hi;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+// Linux hands out the AMX tile data state only to processes that ask for it (kernel 5.16+): a
+// tile instruction before the request faults. Asked once, for the whole process.
+bool amx_permitted() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr int kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 
 CpuFeatures detect() {
@@ -32,6 +48,9 @@ CpuFeatures detect() {
   f.avx512 = f.avx2_fma && zmm_state && f512 && dq && bw && vl;
   f.avx512_vnni = f.avx512 && (c & (1u << 11));
   f.avx512_vbmi = f.avx512 && (c & (1u << 1));
+  const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25);
+  const bool tile_state = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
+  f.amx_int8 = f.avx512_vnni && amx_tile && amx_int8 && tile_state && amx_permitted();
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx_vnni = f.avx2_fma && (a & (1u << 4));
   return f;
 }
@@ -59,6 +78,7 @@ namespace {
 // too slow for the kernels that ask per row); -1 = not read yet.
 std::atomic<int> g_isa{-1};
 std::atomic<int> g_int8_isa{-1};
+std::atomic<int> g_int8_amx{-1};
 
 // slot's value, computed by read() on first use.
 template <class T, class F>
@@ -86,6 +106,7 @@ Isa active_isa() { return cached<Isa>(g_isa, isa_from_env); }
 void reload_isa_env() {
   g_isa.store(-1, std::memory_order_relaxed);
   g_int8_isa.store(-1, std::memory_order_relaxed);
+  g_int8_amx.store(-1, std::memory_order_relaxed);
 }
 
 const char* isa_name(Isa isa) {
@@ -134,6 +155,14 @@ Int8Isa int8_isa_from_env() {
 }  // namespace
 
 Int8Isa active_int8_isa() { return cached<Int8Isa>(g_int8_isa, int8_isa_from_env); }
+
+bool active_int8_amx() {
+  return cached<bool>(g_int8_amx, [] {
+    const char* env = std::getenv("FUSOR_INT8_AMX");
+    return cpu_features().amx_int8 && active_int8_isa() == Int8Isa::Avx512Vnni &&
+           !(env && std::string_view(env) == "0");
+  });
+}
 
 const char* int8_isa_name(Int8Isa isa) {
   switch (isa) {

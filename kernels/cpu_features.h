@@ -20,6 +20,9 @@ struct CpuFeatures {
   bool avx512_vnni = false;  // + AVX512_VNNI (vpdpbusd on ZMM)
   bool avx_vnni = false;     // AVX-VNNI (vpdpbusd on YMM, VEX-encoded), with avx2_fma
   bool avx512_vbmi = false;  // + AVX512_VBMI (byte permutes: vpermb, vpermi2b)
+  // AMX-TILE + AMX-INT8 with AVX512-VNNI, the OS saving the tile state (XCR0 bits 17, 18) and,
+  // on Linux, this process granted it (arch_prctl ARCH_REQ_XCOMP_PERM, asked once at detection).
+  bool amx_int8 = false;
 };
 
 const CpuFeatures& cpu_features();
@@ -42,6 +45,10 @@ std::optional<Isa> parse_isa(std::string_view name);
 enum class Int8Isa : int { Scalar = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3 };
 Int8Isa detect_int8_isa();
 Int8Isa active_int8_isa();
+// Whether the Avx512Vnni path adds AMX tiles (kernels/int8/qgemm_amx.cpp): the hardware and OS
+// have them (CpuFeatures::amx_int8), active_int8_isa() is Avx512Vnni, and FUSOR_INT8_AMX is not
+// "0" (comparisons). Cached like active_int8_isa() (reload_isa_env() reads it again).
+bool active_int8_amx();
 const char* int8_isa_name(Int8Isa isa);
 std::optional<Int8Isa> parse_int8_isa(std::string_view name);
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/int8/qepilogue_avx512.h"
 #include "kernels/int8/qgemm_kernels.h"
@@ -36,9 +37,13 @@ namespace {
 // SEG: the rows are given by pointers (rp), each row nseg segments of kq / nseg groups of 4 bytes,
 // segment s at rp[r] + s * seg_stride (qgemm_rows_segmented: an implicit-GEMM conv, one segment
 // per kernel row read in place).
+//
+// pre: the sums of each segment's first q0 groups, already made by AMX (row r at pre + r * 64),
+// added to the accumulators before the loop over the other groups; null: q0 is 0.
 template <int MR, int NV, bool BYTES, bool RES = false, bool SEG = false>
 void tile(const uint8_t* a, int64_t lda, const uint8_t* const* rp, int64_t nseg, int64_t seg_stride, int64_t m,
-          const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
+          const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
+          const int32_t* pre, int64_t q0) {
   __m512i acc[MR][NV];
   const uint8_t* ar[MR];
   __m512i start[NV];
@@ -53,9 +58,11 @@ void tile(const uint8_t* a, int64_t lda, const uint8_t* const* rp, int64_t nseg,
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
     // Rows past m repeat the last one (not stored).
-    ar[r] = SEG ? rp[std::min<int64_t>(r, m - 1)] : a + std::min<int64_t>(r, m - 1) * lda;
+    const int64_t rr = std::min<int64_t>(r, m - 1);
+    ar[r] = SEG ? rp[rr] : a + rr * lda;
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = start[v];
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = pre ? _mm512_add_epi32(start[v], _mm512_loadu_si512(pre + rr * 64 + 16 * v)) : start[v];
   }
   const int64_t bstep = w * 4;
   const int64_t segs = SEG ? nseg : 1, skq = SEG ? kq / nseg : kq;
@@ -64,7 +71,7 @@ void tile(const uint8_t* a, int64_t lda, const uint8_t* const* rp, int64_t nseg,
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) as[r] = ar[r] + (SEG ? sg * seg_stride : 0);
     const int8_t* bs = bp + sg * skq * bstep;
-    for (int64_t q = 0; q < skq; ++q) {
+    for (int64_t q = q0; q < skq; ++q) {
       __m512i b[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) b[v] = _mm512_load_si512(bs + q * bstep + v * 64);
@@ -154,12 +161,12 @@ struct ARows {
 
 template <int MR, int NV, bool BYTES, bool RES = false, bool SEG = false>
 void rows(const ARows& A, int64_t m, const int8_t* bp, int64_t kq, int64_t w, int64_t n, void* c, int64_t ldc,
-          const QEpilogue& ep) {
+          const QEpilogue& ep, const int32_t* pre, int64_t q0) {
   const size_t esize = ep.out == QEpilogue::Out::U8 || ep.out == QEpilogue::Out::S8 ? 1 : 4;
   auto at = [&](int64_t i) { return static_cast<char*>(c) + i * ldc * static_cast<int64_t>(esize); };
   auto run = [&](auto tile_fn, int64_t i, int64_t cnt) {
     tile_fn(A.a + (SEG ? 0 : i * A.lda), A.lda, SEG ? A.rp + i : nullptr, A.nseg, A.seg_stride, cnt, bp, kq, w, n,
-            at(i), ldc, ep.offset(i, 0));
+            at(i), ldc, ep.offset(i, 0), pre ? pre + i * 64 : nullptr, q0);
   };
   int64_t i = 0;
   for (; i + MR <= m; i += MR) run(tile<MR, NV, BYTES, RES, SEG>, i, MR);
@@ -180,15 +187,73 @@ void rows(const ARows& A, int64_t m, const int8_t* bp, int64_t kq, int64_t w, in
 }
 
 template <bool BYTES, bool RES = false, bool SEG = false>
-void panel_fn(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
-              const QEpilogue& ep) {
+void panel_rows(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
+                const QEpilogue& ep, const int32_t* pre, int64_t q0) {
   const int64_t nv = (n + 15) / 16, w = nv * 16;
   switch (nv) {
-    case 4: rows<5, 4, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
-    case 3: rows<8, 3, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
-    case 2: rows<8, 2, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
-    default: rows<16, 1, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep); break;
+    case 4: rows<5, 4, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep, pre, q0); break;
+    case 3: rows<8, 3, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep, pre, q0); break;
+    case 2: rows<8, 2, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep, pre, q0); break;
+    default: rows<16, 1, BYTES, RES, SEG>(A, m, panel, kq, w, n, c, ldc, ep, pre, q0); break;
   }
+}
+
+// The AMX tile of 16 rows starting at rp[0] (SEG): read in place when the rows are evenly spaced
+// (the pixels of one output row, or of several when the conv's padded input makes them so), else
+// gathered into g (16 rows of kq * 4 bytes, the segments of each row one after the other).
+QAmxRows seg_tile(const uint8_t* const* rp, int64_t nseg, int64_t seg_stride, int64_t kq, int64_t cps, uint8_t* g) {
+  const int64_t d = rp[1] - rp[0];
+  bool even = d > 0;
+  for (int j = 2; j < 16 && even; ++j) even = rp[j] - rp[0] == j * d;
+  if (even) return QAmxRows{rp[0], d, cps, seg_stride};
+  const int64_t sbytes = kq / nseg * 4, row = kq * 4;
+  for (int j = 0; j < 16; ++j)
+    for (int64_t sg = 0; sg < nseg; ++sg) std::memcpy(g + j * row + sg * sbytes, rp[j] + sg * seg_stride, sbytes);
+  return QAmxRows{g, row, kq / 16, 0};
+}
+
+// Rows in whole tiles of 16 through AMX (qamx_sums) for every chunk of 16 groups of 4 k (with
+// segments: only when each segment is whole chunks), the rest of K and the epilogue by the tiles
+// above from those sums; the last m % 16 rows by the tiles alone. False when K is too short.
+template <bool BYTES, bool RES = false, bool SEG = false>
+bool amx_panel(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
+               const QEpilogue& ep) {
+  const int64_t nseg = SEG ? A.nseg : 1, skq = kq / nseg;
+  if (SEG ? skq % 16 != 0 : kq < 16) return false;
+  const int64_t chunks = kq / 16, cps = SEG ? skq / 16 : chunks, q0 = SEG ? skq : chunks * 16;
+  const int nv = static_cast<int>((n + 15) / 16);
+  const int64_t w = nv * 16, m16 = m / 16 * 16, esize = ep.out_bytes();
+  alignas(64) int32_t acc[32 * 64];
+  thread_local std::vector<uint8_t> gather;
+  if (SEG && gather.size() < static_cast<size_t>(32 * kq * 4)) gather.resize(static_cast<size_t>(32 * kq * 4));
+  auto sub = [&](int64_t i) {
+    ARows s = A;
+    if (SEG) s.rp += i;
+    else s.a += i * A.lda;
+    return s;
+  };
+  for (int64_t i = 0; i < m16; i += 32) {
+    const int na = m16 - i >= 32 ? 2 : 1;
+    QAmxRows ar[2];
+    for (int t = 0; t < na; ++t) {
+      ar[t] = SEG ? seg_tile(A.rp + i + 16 * t, nseg, A.seg_stride, kq, cps, gather.data() + t * 16 * kq * 4)
+                  : QAmxRows{A.a + (i + 16 * t) * A.lda, A.lda, cps, 0};
+    }
+    qamx_sums(ar, na, panel, w, nv, chunks, acc);
+    panel_rows<BYTES, RES, SEG>(sub(i), 16 * na, panel, kq, n, static_cast<char*>(c) + i * ldc * esize, ldc,
+                                ep.offset(i, 0), acc, q0);
+  }
+  if (m16 < m)
+    panel_rows<BYTES, RES, SEG>(sub(m16), m - m16, panel, kq, n, static_cast<char*>(c) + m16 * ldc * esize, ldc,
+                                ep.offset(m16, 0), nullptr, 0);
+  return true;
+}
+
+template <bool BYTES, bool RES = false, bool SEG = false>
+void panel_fn(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
+              const QEpilogue& ep) {
+  if (m >= 16 && active_int8_amx() && amx_panel<BYTES, RES, SEG>(A, m, panel, kq, n, c, ldc, ep)) return;
+  panel_rows<BYTES, RES, SEG>(A, m, panel, kq, n, c, ldc, ep, nullptr, 0);
 }
 
 template <bool SEG>

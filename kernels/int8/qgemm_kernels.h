@@ -69,6 +69,19 @@ void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* p
 void qpanel_seg_avx512vnni(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
                            const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep);
 
+// AMX (kernels/int8/qgemm_amx.cpp, only where active_int8_amx()): one A tile of 16 rows, row j at
+// base + j * ld; its chunk c (64 bytes: 16 groups of 4 k) at base + (c / cps) * seg_stride +
+// (c % cps) * 64 (segments of cps chunks: an implicit conv's kernel rows; one segment: cps >=
+// chunks).
+struct QAmxRows {
+  const uint8_t* base;
+  int64_t ld, cps, seg_stride;
+};
+// The raw sums sum_k A[r, k] * B[k, j] over chunks [0, chunks) for na (1 or 2) row tiles and nv
+// (1-4) vectors of 16 columns of a VNNI panel w columns wide, into acc: row r (of 16 * na), column
+// j (of 16 * nv) at acc[r * 64 + j].
+void qamx_sums(const QAmxRows* a, int na, const int8_t* panel, int64_t w, int nv, int64_t chunks, int32_t* acc);
+
 // Byte offset of B element (k, column j) inside a panel of width w (columns rounded up to the
 // ISA's vector): VNNI/scalar layout [k / 4][w][k % 4]; AVX2 layout [k / 2][w][k % 2] of int16 (the
 // VNNI layout for AVX2's narrow weights: pass Int8Isa::AvxVnni for those).

@@ -1,6 +1,7 @@
 // The int8 paths (kernels/cpu_features.h, Int8Isa) this machine can run, lowest first: the int8
 // kernel tests run every one of them.
 #pragma once
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/cpu_features.h"
@@ -18,5 +19,26 @@ inline std::vector<Int8Isa> runnable_int8_isas() {
   }
   return v;
 }
+
+// The AVX512-VNNI path with and without AMX tiles (FUSOR_INT8_AMX) where the machine has them;
+// every other path once (the switch does nothing there).
+inline std::vector<bool> amx_modes(Int8Isa isa) {
+  if (isa == Int8Isa::Avx512Vnni && cpu_features().amx_int8) return {false, true};
+  return {false};
+}
+
+// FUSOR_INT8_AMX for the scope's lifetime (read again through reload_isa_env()).
+struct AmxScope {
+  explicit AmxScope(bool on) {
+    setenv("FUSOR_INT8_AMX", on ? "1" : "0", 1);
+    reload_isa_env();
+  }
+  ~AmxScope() {
+    unsetenv("FUSOR_INT8_AMX");
+    reload_isa_env();
+  }
+  AmxScope(const AmxScope&) = delete;
+  AmxScope& operator=(const AmxScope&) = delete;
+};
 
 }  // namespace fusor::int8

@@ -111,8 +111,10 @@ TEST_P(QConvTest, MatchesLoops) {
     spec.unit_stride = allow_wino && unit;
     spec.winograd_tile = tile;
     size_t run_i = 0;
-    for (Int8Isa isa : runnable_int8_isas()) {
-      SCOPED_TRACE(int8_isa_name(isa));
+    for (Int8Isa isa : runnable_int8_isas())
+    for (bool amx : amx_modes(isa)) {
+      AmxScope amx_scope(amx);
+      SCOPED_TRACE(int8_isa_name(isa) + std::string(amx ? " with AMX" : ""));
       SCOPED_TRACE(allow_wino ? "winograd F(" + std::to_string(tile) + ",3)" : "gemm");
       QConvWeights qw(spec, w.data(), !t.uint8_weights, ws.data(), t.oc, t.uint8_weights ? wz.data() : nullptr,
                       t.uint8_weights ? t.oc : 0, bias.data(), bs.data(), t.oc, isa);
@@ -183,6 +185,14 @@ INSTANTIATE_TEST_SUITE_P(
                     // only (segments 2 padded rows apart), an unpadded stride-2 5x5 on int8 (the
                     // flipped copy without pads).
                     Case{"k3_s2_c12_batch2", 2, 12, 11, 13, 72, 3, 3, 2, 1, 1, 1},
+                    // AMX tiles (AVX512-VNNI with AMX): kernel rows of whole 64-byte chunks, output
+                    // rows long enough for tiles read in place (16 pixels evenly spaced) beside
+                    // tiles that cross rows (gathered), 16-row tails, 1-4 vectors of columns,
+                    // stride 2, a residual, int8 activations, unpadded (X read in place).
+                    Case{"amx_k3_c64_wide_residual", 1, 64, 5, 37, 72, 3, 3, 1, 1, 1, 1, false, false, true},
+                    Case{"amx_k3_s2_c128_batch2", 2, 128, 9, 40, 112, 3, 3, 2, 1, 1, 1},
+                    Case{"amx_k1_c192_signed", 1, 192, 6, 23, 40, 1, 1, 1, 0, 1, 1, true},
+                    Case{"amx_k2_c32_unpadded", 1, 32, 7, 35, 48, 2, 2, 1, 0, 1, 1},
                     Case{"k3_dilated_h_only", 1, 8, 10, 9, 40, 3, 3, 1, 2, 1, 1, false, false, false, 2},
                     Case{"k5_s2_unpadded_signed_residual", 1, 16, 13, 12, 64, 5, 5, 2, 0, 1, 1, true, false, true},
                     Case{"k5_s2_uint8_weights", 1, 12, 12, 13, 40, 5, 5, 2, 2, 1, 1, false, true},

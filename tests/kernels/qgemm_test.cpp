@@ -175,8 +175,10 @@ TEST_P(QGemmTest, MatchesLoops) {
   std::vector<uint8_t> res(static_cast<size_t>(c.M * c.N));
   for (auto& v : res) v = static_cast<uint8_t>(byte(rng));
   ThreadPool pool(2);
-  for (Int8Isa isa : runnable_int8_isas()) {
-    SCOPED_TRACE(int8_isa_name(isa));
+  for (Int8Isa isa : runnable_int8_isas())
+  for (bool amx : amx_modes(isa)) {
+    AmxScope amx_scope(amx);
+    SCOPED_TRACE(int8_isa_name(isa) + std::string(amx ? " with AMX" : ""));
     QPackedB pb(braw.data(), c.b_signed, c.K, c.N, c.N, false, isa);
     if (c.narrow) {
       EXPECT_EQ(pb.narrow(), isa == Int8Isa::Avx2 && c.narrow == 1);
