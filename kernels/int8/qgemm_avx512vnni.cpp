@@ -219,7 +219,8 @@ template <bool BYTES, bool RES = false, bool SEG = false>
 bool amx_panel(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
                const QEpilogue& ep) {
   const int64_t nseg = SEG ? A.nseg : 1, skq = kq / nseg;
-  if (SEG ? skq % 16 != 0 : kq < 16) return false;
+  // One chunk (K under 128) gains too little to pay for the sums' round trip through memory.
+  if (kq < 32 || (SEG && skq % 16 != 0)) return false;
   const int64_t chunks = kq / 16, cps = SEG ? skq / 16 : chunks, q0 = SEG ? skq : chunks * 16;
   const int nv = static_cast<int>((n + 15) / 16);
   const int64_t w = nv * 16, m16 = m / 16 * 16, esize = ep.out_bytes();
