@@ -24,14 +24,14 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
   } else if constexpr (K == Activation::LeakyRelu) {
     return V::lt_select(x, V::zero(), V::mul(x, V::set1(alpha)), x);
   } else if constexpr (K == Activation::Sigmoid) {
-    return V::div(V::set1(1.0f), V::add(V::set1(1.0f), V::exp(V::mul(x, V::set1(-1.0f)))));
+    return V::div_pos(V::set1(1.0f), V::add(V::set1(1.0f), V::exp(V::mul(x, V::set1(-1.0f)))));
   } else if constexpr (K == Activation::SiLU) {
-    return V::div(x, V::add(V::set1(1.0f), V::exp(V::mul(x, V::set1(-1.0f)))));
+    return V::div_pos(x, V::add(V::set1(1.0f), V::exp(V::mul(x, V::set1(-1.0f)))));
   } else if constexpr (K == Activation::Tanh) {
     // sign(x) (1 - e) / (1 + e), e = exp(-2|x|); an odd polynomial near 0 where 1 - e cancels.
     reg ax = V::abs(x);
     reg e = V::exp(V::mul(ax, V::set1(-2.0f)));
-    reg big = V::copysign(V::div(V::sub1(e), V::add(V::set1(1.0f), e)), x);
+    reg big = V::copysign(V::div_pos(V::sub1(e), V::add(V::set1(1.0f), e)), x);
     reg x2 = V::mul(x, x);
     reg p = V::fma(x2, V::set1(-17.0f / 315), V::set1(2.0f / 15));
     p = V::fma(p, x2, V::set1(-1.0f / 3));
@@ -47,7 +47,7 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
     // 0.5 x (1 + tanh(z)) = x sigmoid(2 z), z = sqrt(2/pi) (x + 0.044715 x^3).
     reg x2 = V::mul(x, x);
     reg z2 = V::mul(x, V::fma(x2, V::set1(-2.0f * 0.7978845608028654f * 0.044715f), V::set1(-2.0f * 0.7978845608028654f)));
-    return V::div(x, V::add(V::set1(1.0f), V::exp(z2)));
+    return V::div_pos(x, V::add(V::set1(1.0f), V::exp(z2)));
   } else {
     static_assert(K == Activation::Gelu);
     // erf(z) = z P(z^2) / Q(z^2) for |z| < 3.86 and +-1 beyond (erf rounds to +-1 in float
@@ -68,7 +68,7 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
     q = V::fma(q, t, V::set1(0.11403413116931915f));
     q = V::fma(q, t, V::set1(0.5084887146949768f));
     q = V::fma(q, t, V::set1(1.0f));
-    reg erf = V::min(V::set1(1.0f), V::max(V::set1(-1.0f), V::div(V::mul(z, p), q)));
+    reg erf = V::min(V::set1(1.0f), V::max(V::set1(-1.0f), V::div_pos(V::mul(z, p), q)));
     erf = V::lt_select(V::set1(3.86f), V::abs(z), V::copysign(V::set1(1.0f), z), erf);
     return V::mul(V::mul(x, V::set1(0.5f)), V::add(V::set1(1.0f), erf));
   }

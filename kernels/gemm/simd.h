@@ -69,6 +69,17 @@ struct V512 {
   static inline reg sub1(reg a) { return _mm512_sub_ps(_mm512_set1_ps(1.0f), a); }
   static inline reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
   static inline reg div(reg a, reg b) { return _mm512_div_ps(a, b); }
+  // a / b for b >= 1 (the activations' denominators, +inf included: exp overflows to it):
+  // vrcp14ps refined by one Newton step, within about 2 ulp of the quotient; b above 2^126 is
+  // taken as 2^126 (a quotient under 2^-126 |a| instead of a smaller one; the min keeps NaN). vdivps on 512 bits has one divider for the whole
+  // register on Intel cores (a throughput of ~10 cycles): GELU's one division per 16 values took
+  // 138 of the 494 us of vit_tiny's 197 x 768 GEMM with GELU.
+  static inline reg div_pos(reg a, reg b) {
+    b = _mm512_min_ps(_mm512_set1_ps(0x1p126f), b);
+    const __m512 r = _mm512_rcp14_ps(b);
+    const __m512 e = _mm512_fnmadd_ps(b, r, _mm512_set1_ps(1.0f));
+    return _mm512_mul_ps(a, _mm512_fmadd_ps(r, e, r));
+  }
   static inline reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   static inline reg max(reg a, reg b) { return _mm512_max_ps(a, b); }
   static inline reg min(reg a, reg b) { return _mm512_min_ps(a, b); }
@@ -114,6 +125,7 @@ struct V256 {
   static inline reg sub1(reg a) { return _mm256_sub_ps(_mm256_set1_ps(1.0f), a); }
   static inline reg mul(reg a, reg b) { return _mm256_mul_ps(a, b); }
   static inline reg div(reg a, reg b) { return _mm256_div_ps(a, b); }
+  static inline reg div_pos(reg a, reg b) { return _mm256_div_ps(a, b); }  // (V512's)
   static inline reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
   static inline reg max(reg a, reg b) { return _mm256_max_ps(a, b); }
   static inline reg min(reg a, reg b) { return _mm256_min_ps(a, b); }
@@ -149,6 +161,7 @@ struct V1 {
   static inline reg sub1(reg a) { return 1.0f - a; }
   static inline reg mul(reg a, reg b) { return a * b; }
   static inline reg div(reg a, reg b) { return a / b; }
+  static inline reg div_pos(reg a, reg b) { return a / b; }
   static inline reg fma(reg a, reg b, reg c) { return a * b + c; }
   static inline reg max(reg a, reg b) { return a > b ? a : b; }
   static inline reg min(reg a, reg b) { return a < b ? a : b; }
