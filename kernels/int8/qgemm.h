@@ -5,7 +5,9 @@
 // Paths (kernels/cpu_features.h, active_int8_isa()): AVX512-VNNI (vpdpbusd on ZMM: 4 k-values per
 // 32-bit lane, panels of up to 64 columns), AVX-VNNI (the same on YMM, panels of 16), AVX2
 // (vpmaddwd on 16-bit operands, panels of 16: exact, unlike vpmaddubsw whose 16-bit pair sums
-// saturate for large weights) and scalar. Panel layout (VNNI and scalar): per panel, per group of
+// saturate for large weights) and scalar; on AVX512-VNNI machines with AMX (active_int8_amx()),
+// the bulk of K for whole 16-row tiles by AMX tile products on the same panels
+// (kernels/int8/qgemm_amx.cpp). Panel layout (VNNI and scalar): per panel, per group of
 // 4 k, the panel's columns each as 4 consecutive bytes; AVX2: per pair of k, columns as 2 int16.
 // Rows past K are zero.
 //
