@@ -492,7 +492,11 @@ bool QConvWeights::run_implicit(const Conv2dShape& s, const uint8_t* x, const QE
   const QPackedB& pb = packed_[0];
   // Tasks: blocks of about 120 rows, a multiple of the 4-vector tile's 5 rows where possible, and
   // with few blocks ranges of panels as well (as run_gemm).
-  const int64_t blocks0 = (M + 119) / 120, rb = ((M + blocks0 - 1) / blocks0 + 4) / 5 * 5;
+  // With AMX, blocks of about 128 rows, a multiple of its 32-row passes (rows past the last whole
+  // 16 run on the VNNI tiles alone, several times slower).
+  const bool amx = active_int8_amx();
+  const int64_t blocks0 = amx ? (M + 127) / 128 : (M + 119) / 120;
+  const int64_t rb = amx ? ((M + blocks0 - 1) / blocks0 + 31) / 32 * 32 : ((M + blocks0 - 1) / blocks0 + 4) / 5 * 5;
   const int64_t blocks = (M + rb - 1) / rb, panels = pb.panels();
   const int threads = pool ? pool->threads_for(static_cast<double>(M) * pb.k() * OC / kMacsPerNs) : 1;
   const int64_t want_tasks = threads > 1 ? 4 * threads : 1;
