@@ -486,10 +486,11 @@ void qgemm_rows_segmented(const QPackedB& b, const uint8_t* const* rows, int64_t
   if (!qgemm_segmented_supported(b.isa()) || nseg <= 0 || b.k() % (4 * nseg) != 0)
     throw_internal("qgemm_rows_segmented: needs AVX512-VNNI and segments of whole groups of 4 bytes");
   const int64_t esize = ep.out_bytes();
+  const QAmxRows* tiles = qamx_seg_tiles(rows, nseg, seg_stride, m, b.kp() / 4);
   for (int64_t p = p0; p < std::min(p1, b.panels()); ++p) {
     const int64_t n0 = p * b.panel_cols(), n = std::min<int64_t>(b.panel_cols(), b.n() - n0);
     qpanel_seg_avx512vnni(rows, nseg, seg_stride, m, b.panel(p), b.kp() / 4, n, static_cast<char*>(c) + n0 * esize,
-                          ldc, ep.offset(0, n0));
+                          ldc, ep.offset(0, n0), tiles);
   }
 }
 

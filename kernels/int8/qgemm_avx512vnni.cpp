@@ -157,6 +157,7 @@ struct ARows {
   int64_t lda;
   const uint8_t* const* rp;
   int64_t nseg, seg_stride;
+  const QAmxRows* tiles = nullptr;  // SEG with AMX: row i's tile at tiles[i / 16] (qamx_seg_tiles)
 };
 
 template <int MR, int NV, bool BYTES, bool RES = false, bool SEG = false>
@@ -198,10 +199,15 @@ void panel_rows(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int6
   }
 }
 
+// Whether AMX takes a K of kq groups of 4: two chunks of 16 groups at least (one chunk's sums do
+// not pay for their round trip through memory: K = 96 ran slower than on VNNI alone); in nseg
+// segments (SEG), segments of whole chunks (the rest of a plain K runs on the VNNI tiles).
+bool amx_applies(int64_t kq, int64_t nseg, bool seg) { return kq >= 32 && (!seg || (kq / nseg) % 16 == 0); }
+
 // The AMX tile of 16 rows starting at rp[0] (SEG): read in place when the rows are evenly spaced
 // (the pixels of one output row, or of several when the conv's padded input makes them so), else
 // gathered into g (16 rows of kq * 4 bytes, the segments of each row one after the other).
-QAmxRows seg_tile(const uint8_t* const* rp, int64_t nseg, int64_t seg_stride, int64_t kq, int64_t cps, uint8_t* g) {
+QAmxRows seg_tile_of(const uint8_t* const* rp, int64_t nseg, int64_t seg_stride, int64_t kq, int64_t cps, uint8_t* g) {
   const int64_t d = rp[1] - rp[0];
   bool even = d > 0;
   for (int j = 2; j < 16 && even; ++j) even = rp[j] - rp[0] == j * d;
@@ -219,14 +225,11 @@ template <bool BYTES, bool RES = false, bool SEG = false>
 bool amx_panel(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc,
                const QEpilogue& ep) {
   const int64_t nseg = SEG ? A.nseg : 1, skq = kq / nseg;
-  // One chunk (K under 128) gains too little to pay for the sums' round trip through memory.
-  if (kq < 32 || (SEG && skq % 16 != 0)) return false;
-  const int64_t chunks = kq / 16, cps = SEG ? skq / 16 : chunks, q0 = SEG ? skq : chunks * 16;
+  if (!amx_applies(kq, nseg, SEG) || (SEG && !A.tiles)) return false;
+  const int64_t chunks = kq / 16, cps = chunks, q0 = SEG ? skq : chunks * 16;
   const int nv = static_cast<int>((n + 15) / 16);
   const int64_t w = nv * 16, m16 = m / 16 * 16, esize = ep.out_bytes();
   alignas(64) int32_t acc[32 * 64];
-  thread_local std::vector<uint8_t> gather;
-  if (SEG && gather.size() < static_cast<size_t>(32 * kq * 4)) gather.resize(static_cast<size_t>(32 * kq * 4));
   auto sub = [&](int64_t i) {
     ARows s = A;
     if (SEG) s.rp += i;
@@ -237,8 +240,7 @@ bool amx_panel(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64
     const int na = m16 - i >= 32 ? 2 : 1;
     QAmxRows ar[2];
     for (int t = 0; t < na; ++t) {
-      ar[t] = SEG ? seg_tile(A.rp + i + 16 * t, nseg, A.seg_stride, kq, cps, gather.data() + t * 16 * kq * 4)
-                  : QAmxRows{A.a + (i + 16 * t) * A.lda, A.lda, cps, 0};
+      ar[t] = SEG ? A.tiles[i / 16 + t] : QAmxRows{A.a + (i + 16 * t) * A.lda, A.lda, cps, 0};
     }
     qamx_sums(ar, na, panel, w, nv, chunks, acc);
     panel_rows<BYTES, RES, SEG>(sub(i), 16 * na, panel, kq, n, static_cast<char*>(c) + i * ldc * esize, ldc,
@@ -278,8 +280,21 @@ void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* p
 }
 
 void qpanel_seg_avx512vnni(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
-                           const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep) {
-  dispatch<true>(ARows{nullptr, 0, rows, nseg, seg_stride}, m, panel, kq, n, c, ldc, ep);
+                           const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
+                           const QAmxRows* tiles) {
+  dispatch<true>(ARows{nullptr, 0, rows, nseg, seg_stride, tiles}, m, panel, kq, n, c, ldc, ep);
+}
+
+const QAmxRows* qamx_seg_tiles(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m, int64_t kq) {
+  if (m < 16 || !active_int8_amx() || !amx_applies(kq, nseg, true)) return nullptr;
+  thread_local std::vector<QAmxRows> tiles;
+  thread_local std::vector<uint8_t> gather;
+  const int64_t nt = m / 16, tile_bytes = 16 * kq * 4;
+  tiles.resize(static_cast<size_t>(nt));
+  if (gather.size() < static_cast<size_t>(nt * tile_bytes)) gather.resize(static_cast<size_t>(nt * tile_bytes));
+  for (int64_t t = 0; t < nt; ++t)
+    tiles[t] = seg_tile_of(rows + 16 * t, nseg, seg_stride, kq, kq / nseg / 16, gather.data() + t * tile_bytes);
+  return tiles.data();
 }
 
 }  // namespace fusor::int8

@@ -10,6 +10,8 @@
 
 namespace fusor::int8 {
 
+struct QAmxRows;  // below
+
 using QPanelFn = void (*)(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n,
                           void* c, int64_t ldc, const QEpilogue& ep);
 
@@ -65,9 +67,11 @@ void qpanel_avxvnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* pane
 void qpanel_avx512vnni(const uint8_t* a, int64_t lda, int64_t m, const int8_t* panel, int64_t kq, int64_t n, void* c,
                        int64_t ldc, const QEpilogue& ep);
 // The same with rows given by pointers, each nseg segments of kq / nseg groups of 4 bytes, segment
-// s of row i at rows[i] + s * seg_stride (qgemm_rows_segmented).
+// s of row i at rows[i] + s * seg_stride (qgemm_rows_segmented); tiles: the rows' AMX tiles from
+// qamx_seg_tiles, or null (VNNI alone).
 void qpanel_seg_avx512vnni(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m,
-                           const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep);
+                           const int8_t* panel, int64_t kq, int64_t n, void* c, int64_t ldc, const QEpilogue& ep,
+                           const QAmxRows* tiles);
 
 // AMX (kernels/int8/qgemm_amx.cpp, only where active_int8_amx()): one A tile of 16 rows, row j at
 // base + j * ld; its chunk c (64 bytes: 16 groups of 4 k) at base + (c / cps) * seg_stride +
@@ -81,6 +85,12 @@ struct QAmxRows {
 // (1-4) vectors of 16 columns of a VNNI panel w columns wide, into acc: row r (of 16 * na), column
 // j (of 16 * nv) at acc[r * 64 + j].
 void qamx_sums(const QAmxRows* a, int na, const int8_t* panel, int64_t w, int nv, int64_t chunks, int32_t* acc);
+
+// The AMX tiles of rows [0, m / 16 * 16) of qpanel_seg_avx512vnni's A, one per 16 rows, made once
+// for all the panels that read them: read in place where a tile's rows are evenly spaced, else
+// gathered into a buffer of the calling thread's (valid until its next call). Null where AMX does
+// not apply (not active_int8_amx(), m < 16, K under 128 or segments not whole 64-byte chunks).
+const QAmxRows* qamx_seg_tiles(const uint8_t* const* rows, int64_t nseg, int64_t seg_stride, int64_t m, int64_t kq);
 
 // Byte offset of B element (k, column j) inside a panel of width w (columns rounded up to the
 // ISA's vector): VNNI/scalar layout [k / 4][w][k % 4]; AVX2 layout [k / 2][w][k % 2] of int16 (the
