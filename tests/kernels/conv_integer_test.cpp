@@ -31,18 +31,9 @@
 namespace fusor::test {
 namespace {
 
-// FUSOR_INT8_ISA for the scope's lifetime (active_int8_isa() is read again on each change).
-struct Int8IsaScope {
-  explicit Int8IsaScope(Int8Isa isa) {
-    setenv("FUSOR_INT8_ISA", int8_isa_name(isa), 1);
-    reload_isa_env();
-  }
-  ~Int8IsaScope() {
-    unsetenv("FUSOR_INT8_ISA");
-    reload_isa_env();
-  }
-  Int8IsaScope(const Int8IsaScope&) = delete;
-  Int8IsaScope& operator=(const Int8IsaScope&) = delete;
+// FUSOR_INT8_ISA for the scope's lifetime.
+struct Int8IsaScope : int8::Int8EnvScope {
+  explicit Int8IsaScope(Int8Isa isa) : Int8EnvScope("FUSOR_INT8_ISA", int8_isa_name(isa)) {}
 };
 
 struct ConvCase {

@@ -27,18 +27,28 @@ inline std::vector<bool> amx_modes(Int8Isa isa) {
   return {false};
 }
 
-// FUSOR_INT8_AMX for the scope's lifetime (read again through reload_isa_env()).
-struct AmxScope {
-  explicit AmxScope(bool on) {
-    setenv("FUSOR_INT8_AMX", on ? "1" : "0", 1);
+// An environment switch of the int8 paths (FUSOR_INT8_ISA, FUSOR_INT8_AMX: read once and kept,
+// so reload_isa_env() makes the kernels read it again) set for the scope's lifetime.
+class Int8EnvScope {
+ public:
+  Int8EnvScope(const char* name, const char* value) : name_(name) {
+    setenv(name, value, 1);
     reload_isa_env();
   }
-  ~AmxScope() {
-    unsetenv("FUSOR_INT8_AMX");
+  ~Int8EnvScope() {
+    unsetenv(name_);
     reload_isa_env();
   }
-  AmxScope(const AmxScope&) = delete;
-  AmxScope& operator=(const AmxScope&) = delete;
+  Int8EnvScope(const Int8EnvScope&) = delete;
+  Int8EnvScope& operator=(const Int8EnvScope&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// FUSOR_INT8_AMX on or off for the scope's lifetime.
+struct AmxScope : Int8EnvScope {
+  explicit AmxScope(bool on) : Int8EnvScope("FUSOR_INT8_AMX", on ? "1" : "0") {}
 };
 
 }  // namespace fusor::int8
