@@ -6,8 +6,10 @@
 // 2 x 2 accumulator tiles (32 rows x 32 columns) per pass, the 2 A and 2 B tiles in the other
 // four registers: one tdpbusd does 16 x 16 x 64 multiply-adds.
 //
-// Every tile has the same shape, so the configuration is loaded once per thread and kept (nothing
-// else in the process configures tiles).
+// The tile configuration is loaded at the start of each panel call and the tiles released at its
+// end (qamx_begin / qamx_end): another library on the same thread (oneDNN under PyTorch, say) may
+// configure tiles differently or release them between our calls, and a tile instruction without
+// the configuration faults.
 #include <immintrin.h>
 
 #include <cstring>
@@ -25,17 +27,25 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-void configure() {
-  thread_local bool configured = false;
-  if (configured) return;
-  TileConfig cfg;
+// Every tile 16 rows of 64 bytes. A constant in memory: built on the stack, its stores were
+// dropped by GCC 12, which does not see that ldtilecfg reads them (the tiles then faulted).
+constexpr TileConfig make_config() {
+  TileConfig c;
   for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
+    c.colsb[t] = 64;
+    c.rows[t] = 16;
   }
-  _tile_loadconfig(&cfg);
-  configured = true;
+  return c;
 }
+constexpr TileConfig kConfig = make_config();
+
+}  // namespace
+
+void qamx_begin() { _tile_loadconfig(&kConfig); }
+
+void qamx_end() { _tile_release(); }
+
+namespace {
 
 inline const uint8_t* chunk_at(const QAmxRows& r, int64_t c) {
   return r.base + (c / r.cps) * r.seg_stride + (c % r.cps) * 64;
@@ -74,7 +84,6 @@ void pass(const QAmxRows* a, const int8_t* b, int64_t bstep, int64_t chunks, int
 }  // namespace
 
 void qamx_sums(const QAmxRows* a, int na, const int8_t* panel, int64_t w, int nv, int64_t chunks, int32_t* acc) {
-  configure();
   const int64_t bstep = w * 4;
   for (int v = 0; v < nv; v += 2) {
     const int8_t* b = panel + v * 64;

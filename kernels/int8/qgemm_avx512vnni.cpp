@@ -236,6 +236,7 @@ bool amx_panel(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64
     else s.a += i * A.lda;
     return s;
   };
+  qamx_begin();
   for (int64_t i = 0; i < m16; i += 32) {
     const int na = m16 - i >= 32 ? 2 : 1;
     QAmxRows ar[2];
@@ -246,6 +247,7 @@ bool amx_panel(const ARows& A, int64_t m, const int8_t* panel, int64_t kq, int64
     panel_rows<BYTES, RES, SEG>(sub(i), 16 * na, panel, kq, n, static_cast<char*>(c) + i * ldc * esize, ldc,
                                 ep.offset(i, 0), acc, q0);
   }
+  qamx_end();
   if (m16 < m)
     panel_rows<BYTES, RES, SEG>(sub(m16), m - m16, panel, kq, n, static_cast<char*>(c) + m16 * ldc * esize, ldc,
                                 ep.offset(m16, 0), nullptr, 0);

@@ -85,6 +85,10 @@ struct QAmxRows {
 // (1-4) vectors of 16 columns of a VNNI panel w columns wide, into acc: row r (of 16 * na), column
 // j (of 16 * nv) at acc[r * 64 + j].
 void qamx_sums(const QAmxRows* a, int na, const int8_t* panel, int64_t w, int nv, int64_t chunks, int32_t* acc);
+// Tile configuration for qamx_sums on the calling thread (qamx_begin), and the tiles released
+// (qamx_end): around every run of qamx_sums calls, never holding the tile state beyond it.
+void qamx_begin();
+void qamx_end();
 
 // The AMX tiles of rows [0, m / 16 * 16) of qpanel_seg_avx512vnni's A, one per 16 rows, made once
 // for all the panels that read them: read in place where a tile's rows are evenly spaced, else

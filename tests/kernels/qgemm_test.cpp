@@ -9,6 +9,7 @@
 #include <random>
 
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/qgemm_kernels.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/int8_isas.h"
 
@@ -301,6 +302,36 @@ TEST(QGemmEpilogue, HugeMultipliersSaturate) {
           ASSERT_EQ(got, j == 3 ? ep.qmin : ep.qmax) << (s8 ? "s8 " : "u8 ") << i << "," << j;
         }
     }
+  }
+}
+
+// The AMX path holds the tile state only within a panel call: another user of AMX on the same
+// thread (oneDNN under PyTorch) may release the tiles, or configure them otherwise, between two of
+// our calls, and a tile instruction without our configuration faults (SIGILL). Released here
+// between two products, which must both be exact.
+TEST(QGemmAmx, TilesReleasedBetweenCalls) {
+  if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX";
+  const int64_t M = 48, K = 256, N = 64;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
+  for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+  AmxScope amx(true);
+  const QPackedB pb(b.data(), true, K, N, N, false, Int8Isa::Avx512Vnni);
+  std::vector<int32_t> off(static_cast<size_t>(N), 0), want(static_cast<size_t>(M * N), 0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k)
+        want[static_cast<size_t>(i * N + j)] += a[static_cast<size_t>(i * K + k)] * static_cast<int8_t>(b[static_cast<size_t>(k * N + j)]);
+  QEpilogue ep;
+  ep.out = QEpilogue::Out::S32;
+  ep.col_offset = off.data();
+  for (int round = 0; round < 2; ++round) {
+    std::vector<int32_t> c(static_cast<size_t>(M * N), -1);
+    qgemm(pb, a.data(), K, M, c.data(), N, ep, nullptr);
+    EXPECT_EQ(c, want) << "round " << round;
+    qamx_end();  // what another library's tilerelease leaves
   }
 }
 
