@@ -4,7 +4,8 @@
 //
 // Each type V provides: reg, kWidth, zero, set1, load, store, load_n/store_n (the first n lanes,
 // n < kWidth, others untouched / zero), add, sub, mul, fma(a, b, c) = a * b + c, max, min, abs,
-// copysign, lt_select(a, b, x, y) = a < b ? x : y, exp, and the horizontal hmax / hsum of a
+// copysign, lt_select(a, b, x, y) = a < b ? x : y, exp, div_pos(a, b) = a / b for b >= 1 (a
+// reciprocal estimate and a Newton step on AVX-512, a division elsewhere), and the horizontal hmax / hsum of a
 // register's lanes (a shuffle tree: no store and reload).
 #pragma once
 #if !defined(FUSOR_SIMD_NS)
