@@ -88,6 +88,13 @@ class Kernel {
   virtual std::vector<std::pair<int, int>> inplace_pairs() const { return {}; }
   // The input that output `out` is a view of (output_alias), or -1.
   virtual int alias_of(int out) const { return -1; }
+  // The constant bytes compute() streams first, if any (a GEMM's packed weights): the executor
+  // passes them to the node before as a prefetch hint (kernels/gemm/gemm.h: WeightsHint).
+  struct Bytes {
+    const void* data = nullptr;
+    size_t size = 0;
+  };
+  virtual Bytes weights() const { return {}; }
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInfo&)>;

@@ -140,6 +140,9 @@ class FastFusedGemm : public FastFusedKernel {
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   PackedB packed_b_;
+
+ public:
+  Bytes weights() const override { return {packed_b_.data(), packed_b_.bytes()}; }
 };
 
 // op(X)'s shape: the last two axes swapped when `trans` (rank >= 2).
@@ -203,6 +206,9 @@ class FastFusedMatMul : public FastFusedKernel {
   bool trans_a_, trans_b_;
   float alpha_;
   PackedB packed_b_;
+
+ public:
+  Bytes weights() const override { return {packed_b_.data(), packed_b_.bytes()}; }
 };
 
 template <class Fast>

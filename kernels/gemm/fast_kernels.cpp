@@ -52,6 +52,9 @@ class FastMatMul : public FastKernel {
 
  private:
   PackedB packed_b_;
+
+ public:
+  Bytes weights() const override { return {packed_b_.data(), packed_b_.bytes()}; }
 };
 
 // Y = alpha op(A) op(B) + beta C: alpha is the epilogue's scale; C becomes a per-column or
@@ -130,6 +133,9 @@ class FastGemm : public FastKernel {
   PackedB packed_b_;
   PrepackedBuffer scaled_c_;  // beta * C for a constant C
   bool has_const_c_ = false;
+
+ public:
+  Bytes weights() const override { return {packed_b_.data(), packed_b_.bytes()}; }
 };
 
 class FastConv : public FastKernel {

@@ -176,6 +176,7 @@ PackedA::PackedA(MatrixRef a, int64_t M, int64_t K, std::optional<Isa> isa, cons
   cols_ = K;
   panel_stride_ = K * ks.mr;
   const size_t floats = static_cast<size_t>(std::max<int64_t>(1, ceil_div(M, ks.mr) * panel_stride_));
+  bytes_ = floats * sizeof(float);
   data_ = pp.get(packed_name(name, tile_), floats * sizeof(float), [&](void* dst) {
               float* d = static_cast<float*>(dst);
               d[0] = 0.0f;  // the one float of an empty matrix
@@ -194,6 +195,7 @@ PackedB::PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector
   cols_ = N;
   panel_stride_ = K * ks.nr;
   const size_t floats = static_cast<size_t>(std::max<int64_t>(1, ceil_div(N, ks.nr) * panel_stride_));
+  bytes_ = floats * sizeof(float);
   data_ = pp.get(packed_name(name, tile_), floats * sizeof(float), [&](void* dst) {
               float* d = static_cast<float*>(dst);
               d[0] = 0.0f;
@@ -217,10 +219,17 @@ struct WholePacked : PackedMatrix {
   }
 };
 
+// The most of the next node's weights a GEMM prefetches (WeightsHint).
+constexpr size_t kHintMaxBytes = size_t{512} << 10;
+thread_local WeightsHint t_hint;
+
 // The largest A (floats, padded to whole panels) packed whole to be shared by the threads.
 constexpr int64_t kShareAMaxFloats = int64_t{1} << 20;
 
 }  // namespace
+
+void set_weights_hint(WeightsHint h) { t_hint = h; }
+WeightsHint weights_hint() { return t_hint; }
 
 void apply_epilogue(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep, std::optional<Isa> isa) {
   if (rows <= 0 || cols <= 0 || ep.trivial()) return;
@@ -247,7 +256,9 @@ void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const Pa
   const int64_t kc = ceil_div(K, ceil_div(K, ks.kc));
   // An operand packed on the fly is packed once per block it appears in: cover the prepacked
   // side whole so the on-the-fly side is packed once (implicit im2col).
-  int64_t mc = std::min(round_up(M, mr), ks.mc), nc = std::min(round_up(N, nr), ks.nc);
+  // Row blocks of equal size: 128 rows in blocks of at most 126 would leave a 2-row block that
+  // streams every B block again for 2 rows' work.
+  int64_t mc = round_up(ceil_div(M, ceil_div(M, ks.mc)), mr), nc = std::min(round_up(N, nr), ks.nc);
   if (A.packed && !B.packed) mc = round_up(M, mr);
   // Several threads over two packed operands (A packed whole below, B a weight): one row block of
   // up to 2 mc rows (the threads split the columns; a B panel then serves every row), else row
@@ -333,6 +344,20 @@ void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const Pa
     args.pf_panel_floats = std::min(kc, K - k0) * nr;
     args.pf_panel_stride = B.packed->panel_stride();
   };
+  // The hint's first bytes (the next GEMM's first block at most), once this call's own blocks
+  // are in cache.
+  const WeightsHint hint = weights_hint();
+  // A packed B this small stays in L2 from the first row task to the next: those prefetch the hint.
+  const bool b_stays = B.packed && B.packed->bytes() <= 2 * kHintMaxBytes;
+  auto set_hint = [&](MacroArgs& args) {
+    args.pf = nullptr;
+    if (!hint.data || hint.bytes < 64) return;
+    const int64_t floats = static_cast<int64_t>(std::min<size_t>(hint.bytes, kHintMaxBytes) / 64 * 16);
+    args.pf = static_cast<const float*>(hint.data);
+    args.pf_panels = 1;
+    args.pf_panel_floats = floats;
+    args.pf_panel_stride = floats;
+  };
   std::atomic<int64_t> next{0};
   auto body = [&](int64_t s0, int64_t) {
     float* wa = work + s0 * per_slot;
@@ -379,8 +404,9 @@ void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const Pa
           // first block of the task this thread likely takes next (t + slots).
           if (nb + 1 < nb1) set_prefetch(args, k0, nb + 1);
           else if (k0 + kc < K) set_prefetch(args, k0 + kc, nb0);
-          else if (const int64_t tn = t + slots; tn < tasks) set_prefetch(args, 0, (tn % ngroups) * group);
-          else args.pf = nullptr;
+          else if (const int64_t tn = t + slots; tn < tasks && (ngroups > 1 || t == 0 || !b_stays))
+            set_prefetch(args, 0, (tn % ngroups) * group);
+          else set_hint(args);
           ks.macro(args);
         }
       }

@@ -74,11 +74,13 @@ class PackedMatrix {
   int64_t cols() const { return cols_; }     // K (PackedA) or N (PackedB)
   const float* data() const { return data_.get(); }
   int64_t panel_stride() const { return panel_stride_; }
+  size_t bytes() const { return bytes_; }  // all its panels
 
  protected:
   std::shared_ptr<const float> data_;
   GemmTile tile_;
   int64_t rows_ = 0, cols_ = 0, panel_stride_ = 0;
+  size_t bytes_ = 0;
 };
 
 class PackedA : public PackedMatrix {
@@ -98,6 +100,16 @@ class PackedB : public PackedMatrix {
   PackedB(int64_t K, int64_t N, const std::function<MatrixRef(std::vector<float>& keep)>& make_b,
           std::optional<Isa> isa, const Prepacker& pp, std::string_view name);
 };
+
+// The next node's weights (Kernel::weights), set by the executor on the thread that runs a node:
+// a GEMM whose own next blocks are in cache already prefetches these into L2 instead, so the next
+// GEMM's first block does not come from L3 or memory at its first row of tiles' pace.
+struct WeightsHint {
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+void set_weights_hint(WeightsHint h);
+WeightsHint weights_hint();
 
 // C (M x N, leading dimension ldc) = epilogue(A (M x K) * B (K x N)).
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,

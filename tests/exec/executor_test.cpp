@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "kernels/gemm/gemm.h"
 #include "kernels/kernel.h"
 
 namespace fusor {
@@ -50,6 +51,21 @@ class Thrower : public Kernel {
   void compute(KernelContext&) override { throw_bad_input("boom"); }
 };
 
+// AddOne with constant bytes (Kernel::weights), and AddOne recording the weights hint it ran with.
+alignas(64) const float kWeights[64] = {};
+class Weighted : public AddOne {
+ public:
+  Bytes weights() const override { return {kWeights, sizeof(kWeights)}; }
+};
+std::vector<const void*> g_hints_seen;
+class HintRecorder : public AddOne {
+ public:
+  void compute(KernelContext& ctx) override {
+    g_hints_seen.push_back(weights_hint().data);
+    AddOne::compute(ctx);
+  }
+};
+
 void register_test_kernels() {
   static bool done = [] {
     auto& r = KernelRegistry::global();
@@ -58,6 +74,8 @@ void register_test_kernels() {
     r.add("test", "AddSame", "reference", 0, [](const KernelInfo&) { return std::make_unique<AddSame>(); });
     r.add("test", "Doubler", "reference", 0, [](const KernelInfo&) { return std::make_unique<Doubler>(); });
     r.add("test", "Thrower", "reference", 0, [](const KernelInfo&) { return std::make_unique<Thrower>(); });
+    r.add("test", "Weighted", "reference", 0, [](const KernelInfo&) { return std::make_unique<Weighted>(); });
+    r.add("test", "HintRecorder", "reference", 0, [](const KernelInfo&) { return std::make_unique<HintRecorder>(); });
     return true;
   }();
   (void)done;
@@ -119,6 +137,33 @@ TEST(Executor, ChainWithInPlaceAndViewsComputesTheRightValues) {
   MemoryReport r = ex.memory_report();
   EXPECT_GE(r.inplace, 1);
   EXPECT_LT(r.arena_bytes, r.naive_bytes);
+}
+
+// Each node runs with the weights of the next weighted node within 3 steps as the prefetch hint
+// (kernels/gemm/gemm.h), none past that or after the last, and the hint is cleared after the run.
+TEST(Executor, NodesRunWithTheNextWeightsAsPrefetchHint) {
+  register_test_kernels();
+  Graph g;
+  const auto d = dims({4});
+  ValueId x = value(g, "x", d);
+  g.add_input(x);
+  const char* ops[] = {"HintRecorder", "HintRecorder", "AddOne", "Weighted", "HintRecorder",
+                       "AddOne", "AddOne", "AddOne", "Weighted", "HintRecorder"};
+  ValueId cur = x;
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = std::to_string(i);
+    ValueId next = value(g, std::string("v").append(id), d);
+    g.add_node(op(ops[i]), {cur}, Outs{next}, {}, std::string("n").append(id));
+    cur = next;
+  }
+  g.add_output(cur);
+  Executor ex(g, {});
+  g_hints_seen.clear();
+  auto out = ex.run({floats({4}, 0)});
+  EXPECT_FLOAT_EQ(out[0].data<float>()[0], 10.0f);
+  // n0: Weighted n3 is 3 steps ahead; n1: 2 ahead; n4: the next (n8) is 4 ahead; n9: none.
+  EXPECT_EQ(g_hints_seen, (std::vector<const void*>{kWeights, kWeights, nullptr, nullptr}));
+  EXPECT_EQ(weights_hint().data, nullptr);
 }
 
 TEST(Executor, SteadyStateAllocatesNothing) {

@@ -213,6 +213,32 @@ TEST(GemmCore, ThreadsSharingOnePackedAEqualOneThread) {
   }
 }
 
+// A weights hint (the next node's weights, prefetched once the call's own blocks are in cache)
+// changes no bit of the result, on one thread and two, for products of one and several row tasks.
+TEST(GemmCore, WeightsHintChangesNoResult) {
+  const std::vector<float> next = random_vec(size_t{1} << 18, 41);  // 1 MiB: more than a hint takes
+  ThreadPool pool(2);
+  for (Isa isa : runnable_isas())
+    for (const Case& c : {Case{197, 576, 192, false, false}, Case{128, 1536, 384, false, false}, Case{1000, 64, 30, false, false}}) {
+      Operand A = make_operand(c.M, c.K, false, 42), B = make_operand(c.K, c.N, false, 43);
+      const PackedB pb(B.ref, c.K, c.N, isa);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        GemmRun run;
+        run.isa = isa;
+        run.pool = p;
+        std::vector<float> plain(c.M * c.N), hinted(c.M * c.N, 7.0f);
+        gemm(c.M, A.ref, pb, plain.data(), c.N, {}, run);
+        set_weights_hint({next.data(), next.size() * sizeof(float)});
+        gemm(c.M, A.ref, pb, hinted.data(), c.N, {}, run);
+        set_weights_hint({});
+        const std::string what = describe(c, isa) + (p ? " 2 threads" : " 1 thread");
+        for (int64_t i = 0; i < c.M * c.N; ++i) ASSERT_EQ(plain[i], hinted[i]) << what << " at " << i;
+        Expected want = reference(c, A.ref, B.ref, {});
+        EXPECT_TRUE(all_close(hinted.data(), want.value, 2e-6, 2e-6, &want.magnitude)) << what;
+      }
+    }
+}
+
 TEST(GemmCore, StandaloneEpilogueMatchesScalarDefinition) {
   // Inputs over the range where the approximations of exp/erf/tanh matter, both signs.
   const int64_t rows = 3, cols = 37, ld = 40;
