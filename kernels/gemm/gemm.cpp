@@ -295,12 +295,12 @@ void gemm_panels(const GemmTile& tile, int64_t M, int64_t N, int64_t K, const Pa
   // AVX2) the kernel broadcasts from A's rows. convnext_tiny's 3136 x 384 -> 96 projection:
   // 1.60-1.86 ms packed, 1.19-1.24 direct (784 x 768 -> 192: 1.38-1.49 -> 1.17-1.26;
   // bench/gemm_bench). Only rows of at least
-  // kDirectMinK steps (short rows are a few cache lines each, too short for the prefetcher:
-  // gpt_like's 256 x 256 projections and attention products ran ~4% slower at 1 thread), and not
-  // rows 4 KiB apart (14 rows in one L1 set would evict each other).
-  constexpr int64_t kDirectMinK = 384;
+  // ks.direct_min_k steps (on Zen 4, short rows were a few cache lines each, too short for the
+  // prefetcher: gpt_like's 256 x 256 projections and attention products ran ~4% slower at 1
+  // thread; the AVX-512 sets' bounds are from a Xeon: gemm_avx512.cpp), and not rows 4 KiB apart
+  // (14 rows in one L1 set would evict each other).
   const bool direct = !A.packed && A.rows.data && !A.rows.trans && ceil_div(N, nr) <= ks.direct_max_tiles &&
-                      K >= kDirectMinK && A.rows.ld % 1024 != 0;
+                      K >= ks.direct_min_k && A.rows.ld % 1024 != 0;
   // Several tasks on the same rows would each pack the same A panels (bert's 128-row projections
   // at 2 threads: 6 tasks packed A 6 times, 1.42x of one thread on 128 x 1536 x 384): pack A
   // whole once, the threads splitting its panels, and run on the packed A.

@@ -15,10 +15,22 @@ using V = simd_avx512::V512;
 // stays for narrow products whose columns fill 32-wide tiles better (3136 x 96 x 384: 94.1 /
 // 70.2, 6x64 pads 96 columns to 128). 8x48 only by FUSOR_GEMM_TILE (no shape where it wins
 // clearly).
+//
+// A read in place (gemm.cpp) up to 32 register tiles of columns and from K = 128: on a Xeon (AVX-512,
+// 2 MiB L2) packing A cost more than the in-place reads on every product tried. Interleaved A/B in
+// one process (B and C cycled through 24 MB so weights come from L3 as in a model, medians of 120
+// alternated calls, 1 thread, the bounds before (8 tiles, K >= 384) -> these): 197 x 576 x 192
+// 362 -> 328 us, 197 x 192 x 192 219 -> 157, 197 x 768 x 192 672 -> 623, 128 x 256 x 256 202 -> 159,
+// 128 x 768 x 256 392 -> 360, 128 x 1024 x 256 521 -> 487, 128 x 1152 x 384 880 -> 845, 384 x 1152 x
+// 384 3167 -> 3048; the rest within 1% (128 x 1536 x 384, 384 x 384 x 1536, 3136 x 96 x 384, 49 x
+// 3072 x 768).
 constexpr GemmKernelSet kSets[] = {
-    {Isa::Avx512, "avx512_6x64", 6, 64, 1.0, 126, 512, 256, &simd_avx512::macro<V, 6, 4>, &simd_avx512::apply_epilogue<V>},
-    {Isa::Avx512, "avx512_14x32", 14, 32, 0.92, 126, 512, 256, &simd_avx512::macro<V, 14, 2>, &simd_avx512::apply_epilogue<V>},
-    {Isa::Avx512, "avx512_8x48", 8, 48, 0.0, 128, 480, 256, &simd_avx512::macro<V, 8, 3>, &simd_avx512::apply_epilogue<V>},
+    {Isa::Avx512, "avx512_6x64", 6, 64, 1.0, 126, 512, 256, &simd_avx512::macro<V, 6, 4>, &simd_avx512::apply_epilogue<V>,
+     32, 128},
+    {Isa::Avx512, "avx512_14x32", 14, 32, 0.92, 126, 512, 256, &simd_avx512::macro<V, 14, 2>,
+     &simd_avx512::apply_epilogue<V>, 32, 128},
+    {Isa::Avx512, "avx512_8x48", 8, 48, 0.0, 128, 480, 256, &simd_avx512::macro<V, 8, 3>, &simd_avx512::apply_epilogue<V>,
+     32, 128},
 };
 }  // namespace
 

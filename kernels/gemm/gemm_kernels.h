@@ -42,8 +42,10 @@ struct GemmKernelSet {
   // In place on stored values: c = act(scale * c + bias + residual), rows x cols.
   void (*apply_epilogue)(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) = nullptr;
   // A is read in place (not packed) when its row blocks meet at most this many register tiles of
-  // columns (and K is long enough: kernels/gemm/gemm.cpp); packing pays only over more.
+  // columns and K has at least direct_min_k steps (kernels/gemm/gemm.cpp); packing pays only
+  // over more tiles, or rows too short for the prefetcher.
   int64_t direct_max_tiles = 8;
+  int64_t direct_min_k = 384;
   int variant = 0;                  // its index among the ISA's sets (set by gemm_kernels)
 };
 
