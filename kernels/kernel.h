@@ -8,7 +8,9 @@
 // outputs from the session's arena. compute() must not keep pointers to inputs or outputs after
 // it returns, must not allocate large buffers itself (ask the context for scratch), and must be
 // safe to call concurrently from several runs of the same session (state in the Kernel is
-// read-only after construction).
+// read-only after construction). A kernel whose compute() first streams large constant bytes (a
+// GEMM's packed weights) names them in weights(): the executor hands them to the node before as
+// a prefetch hint (kernels/gemm/gemm.h); they must stay valid and unchanged for the kernel's life.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -17,6 +17,11 @@
 //
 // Scratch: GemmRun::scratch supplies temporary memory (KernelContext::scratch in kernels); when
 // it is empty the call allocates from the heap (tests, benchmarks).
+//
+// Prefetch hint: the calling thread's WeightsHint (set_weights_hint; the executor sets it per node
+// to the next weighted node's Kernel::weights) is read at the call's start; the call's last blocks
+// prefetch up to its first 512 KiB into L2 where its own next blocks are already cached. It is only
+// read through prefetches (never dereferenced), so it changes no result.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -24,15 +24,16 @@ using V = simd_avx512::V512;
 // 128 x 768 x 256 392 -> 360, 128 x 1024 x 256 521 -> 487, 128 x 1152 x 384 880 -> 845, 384 x 1152 x
 // 384 3167 -> 3048; the rest within 1% (128 x 1536 x 384, 384 x 384 x 1536, 3136 x 96 x 384, 49 x
 // 3072 x 768).
-// 6x64 accumulates up to 384 k steps per pass over C (K = 384 in one pass; 256 before): fusor
-// bench per-node minima, alternated (tools: opsum), bert_like S = 128 -9% and -5% at 1 and 2
+// k blocks of up to 384 steps (K = 384 in one pass over C; 256 before), the same for every set so
+// that a product sums in the same order whichever operand is packed: fusor
+// bench --profile per-node minima of alternated runs, bert_like S = 128 -9% and -5% at 1 and 2
 // threads; vit_tiny, gpt_like, convnext_tiny unchanged.
 constexpr GemmKernelSet kSets[] = {
     {Isa::Avx512, "avx512_6x64", 6, 64, 1.0, 126, 512, 384, &simd_avx512::macro<V, 6, 4>, &simd_avx512::apply_epilogue<V>,
      32, 128},
-    {Isa::Avx512, "avx512_14x32", 14, 32, 0.92, 126, 512, 256, &simd_avx512::macro<V, 14, 2>,
+    {Isa::Avx512, "avx512_14x32", 14, 32, 0.92, 126, 512, 384, &simd_avx512::macro<V, 14, 2>,
      &simd_avx512::apply_epilogue<V>, 32, 128},
-    {Isa::Avx512, "avx512_8x48", 8, 48, 0.0, 128, 480, 256, &simd_avx512::macro<V, 8, 3>, &simd_avx512::apply_epilogue<V>,
+    {Isa::Avx512, "avx512_8x48", 8, 48, 0.0, 128, 480, 384, &simd_avx512::macro<V, 8, 3>, &simd_avx512::apply_epilogue<V>,
      32, 128},
 };
 }  // namespace
