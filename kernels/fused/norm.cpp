@@ -146,17 +146,17 @@ class FastNorm : public FastFusedKernel {
         const float* xr = px + r * d;
         float* yr = py + r * d;
         const float* src = xr;
+        float total = 0.0f;
         if constexpr (kNorm == Norm::SkipLayer) {
-          // The row's input, formed once; kept in Sum (when wanted) or in Y until overwritten.
+          // The row's input and its sum, formed in one pass; kept in Sum (when wanted) or in Y
+          // until overwritten.
           float* s = sum_out ? sum_out + r * d : yr;
-          const float* kr = pk + r * d;
-          if (pb)
-            for (int64_t j = 0; j < d; ++j) s[j] = xr[j] + kr[j] + pb[j];
-          else
-            for (int64_t j = 0; j < d; ++j) s[j] = xr[j] + kr[j];
+          total = ops.add_sum(xr, pk + r * d, pb, s, d);
           src = s;
+        } else if constexpr (kNorm == Norm::Layer) {
+          total = ops.sum(src, d);
         }
-        const float mean = kNorm == Norm::Rms ? 0.0f : ops.sum(src, d) / static_cast<float>(d);
+        const float mean = total / static_cast<float>(d);
         const float inv = 1.0f / std::sqrt(ops.sq_dev(src, d, mean) / static_cast<float>(d) + eps);
         ops.normalize(src, yr, d, mean, inv, ps, ph);
       }

@@ -10,7 +10,8 @@
 // sq_dev: the float sum of (x - m)^2, in kWidth lanes (two accumulators) then across them, the
 // ragged tail one by one. normalize: y = (x - m) * inv * scale (+ shift when not null), each
 // element rounded as that scalar expression (no fused multiply-add); y may be x. With sum, the
-// pieces of LayerNorm and RMSNorm (kernels/fused/norm.cpp takes the square root itself).
+// pieces of LayerNorm and RMSNorm (kernels/fused/norm.cpp takes the square root itself); add_sum
+// forms SkipLayerNorm's input row and its sum in one pass.
 #pragma once
 #include <cstdint>
 
@@ -21,6 +22,8 @@ struct RowOps {
   void (*softmax)(const float* x, float* y, int64_t n);
   float (*sq_dev)(const float* x, int64_t n, float m);
   void (*normalize)(const float* x, float* y, int64_t n, float m, float inv, const float* scale, const float* shift);
+  // s = x + k (+ b when not null), each element (x + k) + b; returns sum(s, n) (the same float).
+  float (*add_sum)(const float* x, const float* k, const float* b, float* s, int64_t n);
 };
 
 const RowOps& row_ops();

@@ -26,6 +26,40 @@ float row_sum(const float* x, int64_t n) {
   return s;
 }
 
+// s = x + k (+ b), returning row_sum(s): the same lanes and order of additions, so the same float.
+template <class V>
+float row_add_sum(const float* x, const float* k, const float* b, float* s, int64_t n) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  auto one = [&](int64_t i) {
+    reg v = V::add(V::load(x + i), V::load(k + i));
+    if (b) v = V::add(v, V::load(b + i));
+    V::store(s + i, v);
+    return v;
+  };
+  reg a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    a0 = V::add(a0, one(i));
+    a1 = V::add(a1, one(i + W));
+    a2 = V::add(a2, one(i + 2 * W));
+    a3 = V::add(a3, one(i + 3 * W));
+  }
+  for (; i + W <= n; i += W) a0 = V::add(a0, one(i));
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    reg v = V::add(V::load_n(x + i, r), V::load_n(k + i, r));
+    if (b) v = V::add(v, V::load_n(b + i, r));
+    V::store_n(s + i, v, r);
+    a1 = V::add(a1, v);
+  }
+  float lanes[W];
+  V::store(lanes, V::add(V::add(a0, a1), V::add(a2, a3)));
+  float t = 0.0f;
+  for (int q = 0; q < W; ++q) t += lanes[q];
+  return t;
+}
+
 template <class V>
 void row_softmax(const float* x, float* y, int64_t n) {
   using reg = typename V::reg;
