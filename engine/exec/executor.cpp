@@ -295,15 +295,6 @@ void Executor::RunContext::prepare(PlanState& ps) {
 
 namespace {
 
-// The weights of the first of the next kWeightsLookahead steps that has any (Kernel::weights):
-// the hint a step's GEMM prefetches once its own blocks are in cache (kernels/gemm/gemm.h).
-constexpr size_t kWeightsLookahead = 3;
-WeightsHint next_weights(const std::vector<Step>& steps, size_t i) {
-  for (size_t j = i + 1; j < steps.size() && j <= i + kWeightsLookahead; ++j)
-    if (const Kernel::Bytes w = steps[j].kernel->weights(); w.data && w.size) return {w.data, w.size};
-  return {};
-}
-
 // Clears the thread's hint when a plan's run ends (or throws): it points into this session.
 struct HintReset {
   ~HintReset() { set_weights_hint({}); }
@@ -320,7 +311,7 @@ void Executor::RunContext::run_plan(PlanState& ps, int depth) {
     NodeContext ctx(this, ps, st, depth);
     ps.scratch_used = 0;
     Clock::time_point start;
-    set_weights_hint(next_weights(steps, static_cast<size_t>(&st - steps.data())));
+    set_weights_hint({st.next_weights.data, st.next_weights.size});
     if (profile) start = Clock::now();
     try {
       st.kernel->compute(ctx);

@@ -104,6 +104,7 @@ ExecPlan::ExecPlan(const Graph& graph, const std::vector<OpsetImport>& opsets, c
   }
   build_steps(opsets, opts);
   compute_lifetimes();
+  link_next_weights();
   planned_bytes_.assign(slots_.size(), 0);
   needs_region_.assign(slots_.size(), 0);
   no_inplace_.assign(slots_.size(), 0);
@@ -231,6 +232,16 @@ void ExecPlan::compute_lifetimes() {
     if (sl.kind == SlotKind::Intermediate && !sl.graph_output && sl.last >= 0 && sl.last < nsteps)
       steps_[sl.last].release.push_back(static_cast<int>(s));
   }
+}
+
+void ExecPlan::link_next_weights() {
+  constexpr size_t kLookahead = 3;
+  for (size_t i = 0; i < steps_.size(); ++i)
+    for (size_t j = i + 1; j < steps_.size() && j <= i + kLookahead; ++j)
+      if (const Kernel::Bytes w = steps_[j].kernel->weights(); w.data && w.size) {
+        steps_[i].next_weights = w;
+        break;
+      }
 }
 
 std::shared_ptr<const MemoryState> ExecPlan::memory() const {

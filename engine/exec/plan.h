@@ -79,6 +79,9 @@ struct Step {
   std::vector<char> wanted;                // per output: present and used (or a graph output)
   std::vector<int> release;                // slots whose last use is this step
   std::vector<std::pair<const Graph*, std::unique_ptr<ExecPlan>>> subplans;
+  // The weights of the first of the next three steps that has any (Kernel::weights): the prefetch
+  // hint the executor sets for this step (kernels/gemm/gemm.h).
+  Kernel::Bytes next_weights;
 
   const ExecPlan* subplan(const Graph* g) const;
 };
@@ -131,6 +134,7 @@ class ExecPlan {
  private:
   void build_steps(const std::vector<OpsetImport>& opsets, const ExecOptions& opts);
   void compute_lifetimes();
+  void link_next_weights();
   std::shared_ptr<const MemoryState> replan_locked() const;
   bool restorable(const StoredMemoryPlan& sm) const;
 

@@ -5,59 +5,53 @@
 
 namespace fusor::FUSOR_SIMD_NS {
 
-template <class V>
-float row_sum(const float* x, int64_t n) {
+// The float sum of n elements given by lanes(i) (a full vector at i) and tail(i, r) (the last r < W),
+// in four accumulators over runs of 4 W, then across lanes: row_sum and row_add_sum share it, so
+// they give the same float for the same elements.
+template <class V, class Lanes, class Tail>
+float sum_lanes(int64_t n, Lanes lanes, Tail tail) {
   using reg = typename V::reg;
   constexpr int W = V::kWidth;
   reg a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
   int64_t i = 0;
   for (; i + 4 * W <= n; i += 4 * W) {
-    a0 = V::add(a0, V::load(x + i));
-    a1 = V::add(a1, V::load(x + i + W));
-    a2 = V::add(a2, V::load(x + i + 2 * W));
-    a3 = V::add(a3, V::load(x + i + 3 * W));
+    a0 = V::add(a0, lanes(i));
+    a1 = V::add(a1, lanes(i + W));
+    a2 = V::add(a2, lanes(i + 2 * W));
+    a3 = V::add(a3, lanes(i + 3 * W));
   }
-  for (; i + W <= n; i += W) a0 = V::add(a0, V::load(x + i));
-  if (i < n) a1 = V::add(a1, V::load_n(x + i, static_cast<int>(n - i)));
-  float lanes[W];
-  V::store(lanes, V::add(V::add(a0, a1), V::add(a2, a3)));
+  for (; i + W <= n; i += W) a0 = V::add(a0, lanes(i));
+  if (i < n) a1 = V::add(a1, tail(i, static_cast<int>(n - i)));
+  float out[W];
+  V::store(out, V::add(V::add(a0, a1), V::add(a2, a3)));
   float s = 0.0f;
-  for (int k = 0; k < W; ++k) s += lanes[k];
+  for (int k = 0; k < W; ++k) s += out[k];
   return s;
 }
 
-// s = x + k (+ b), returning row_sum(s): the same lanes and order of additions, so the same float.
+template <class V>
+float row_sum(const float* x, int64_t n) {
+  return sum_lanes<V>(n, [x](int64_t i) { return V::load(x + i); },
+                      [x](int64_t i, int r) { return V::load_n(x + i, r); });
+}
+
+// s = x + k (+ b), returning row_sum(s).
 template <class V>
 float row_add_sum(const float* x, const float* k, const float* b, float* s, int64_t n) {
-  using reg = typename V::reg;
-  constexpr int W = V::kWidth;
-  auto one = [&](int64_t i) {
-    reg v = V::add(V::load(x + i), V::load(k + i));
-    if (b) v = V::add(v, V::load(b + i));
-    V::store(s + i, v);
-    return v;
-  };
-  reg a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
-  int64_t i = 0;
-  for (; i + 4 * W <= n; i += 4 * W) {
-    a0 = V::add(a0, one(i));
-    a1 = V::add(a1, one(i + W));
-    a2 = V::add(a2, one(i + 2 * W));
-    a3 = V::add(a3, one(i + 3 * W));
-  }
-  for (; i + W <= n; i += W) a0 = V::add(a0, one(i));
-  if (i < n) {
-    const int r = static_cast<int>(n - i);
-    reg v = V::add(V::load_n(x + i, r), V::load_n(k + i, r));
-    if (b) v = V::add(v, V::load_n(b + i, r));
-    V::store_n(s + i, v, r);
-    a1 = V::add(a1, v);
-  }
-  float lanes[W];
-  V::store(lanes, V::add(V::add(a0, a1), V::add(a2, a3)));
-  float t = 0.0f;
-  for (int q = 0; q < W; ++q) t += lanes[q];
-  return t;
+  return sum_lanes<V>(
+      n,
+      [=](int64_t i) {
+        typename V::reg v = V::add(V::load(x + i), V::load(k + i));
+        if (b) v = V::add(v, V::load(b + i));
+        V::store(s + i, v);
+        return v;
+      },
+      [=](int64_t i, int r) {
+        typename V::reg v = V::add(V::load_n(x + i, r), V::load_n(k + i, r));
+        if (b) v = V::add(v, V::load_n(b + i, r));
+        V::store_n(s + i, v, r);
+        return v;
+      });
 }
 
 template <class V>

@@ -2,23 +2,17 @@
 // SkipLayerNorm's input row exactly as (x + k) + b and returns the same float as sum() of it.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu_features.h"
 #include "kernels/rowwise/row_ops.h"
+#include "tests/kernels/gemm_test_util.h"
 
 namespace fusor::rowwise {
 namespace {
 
-std::vector<float> random_row(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(g);
-  return v;
-}
+using testing_gemm::random_vec;
 
 TEST(RowOps, AddSumIsTheAddThenTheSumBitForBit) {
   std::vector<std::pair<std::string, const RowOps*>> sets{{"scalar", &row_ops_scalar()}};
@@ -27,7 +21,8 @@ TEST(RowOps, AddSumIsTheAddThenTheSumBitForBit) {
   for (const auto& [name, ops] : sets)
     for (int64_t n : {1, 7, 8, 16, 17, 33, 64, 70, 192, 768}) {
       const size_t un = static_cast<size_t>(n);
-      const std::vector<float> x = random_row(un, 1), k = random_row(un, 2), b = random_row(un, 3);
+      const std::vector<float> x = random_vec(un, 1, -4.0f, 4.0f), k = random_vec(un, 2, -4.0f, 4.0f),
+                               b = random_vec(un, 3, -4.0f, 4.0f);
       for (const float* bias : {static_cast<const float*>(nullptr), b.data()}) {
         std::vector<float> s(un + 1, 42.0f);  // one past the row: never written
         const float total = ops->add_sum(x.data(), k.data(), bias, s.data(), n);
