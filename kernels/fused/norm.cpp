@@ -142,24 +142,9 @@ class FastNorm : public FastFusedKernel {
     const rowwise::RowOps& ops = rowwise::row_ops();
     // ~0.5 ns an element with the row coming from L2 (the vector loops; 0.3 from L1).
     ctx.threads().parallel_for_cost(rows, 0.5 * static_cast<double>(d), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = px + r * d;
-        float* yr = py + r * d;
-        const float* src = xr;
-        float total = 0.0f;
-        if constexpr (kNorm == Norm::SkipLayer) {
-          // The row's input and its sum, formed in one pass; kept in Sum (when wanted) or in Y
-          // until overwritten.
-          float* s = sum_out ? sum_out + r * d : yr;
-          total = ops.add_sum(xr, pk + r * d, pb, s, d);
-          src = s;
-        } else if constexpr (kNorm == Norm::Layer) {
-          total = ops.sum(src, d);
-        }
-        const float mean = total / static_cast<float>(d);
-        const float inv = 1.0f / std::sqrt(ops.sq_dev(src, d, mean) / static_cast<float>(d) + eps);
-        ops.normalize(src, yr, d, mean, inv, ps, ph);
-      }
+      for (int64_t r = r0; r < r1; ++r)
+        ops.norm(px + r * d, pk ? pk + r * d : nullptr, pb, sum_out ? sum_out + r * d : nullptr, py + r * d, d, ps, ph,
+                 eps, kNorm != Norm::Rms);
     });
   }
 

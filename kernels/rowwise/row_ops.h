@@ -11,7 +11,13 @@
 // ragged tail one by one. normalize: y = (x - m) * inv * scale (+ shift when not null), each
 // element rounded as that scalar expression (no fused multiply-add); y may be x. With sum, the
 // pieces of LayerNorm and RMSNorm (kernels/fused/norm.cpp takes the square root itself); add_sum
-// forms SkipLayerNorm's input row and its sum in one pass.
+// forms SkipLayerNorm's input row and its sum in one pass. norm: one whole row of LayerNorm
+// (center) or RMSNorm (!center), of SkipLayerNorm with k: v = x (+ k (+ b)), kept in s when s is
+// not null; m = center ? mean(v) : 0; y = (v - m) * inv * scale (+ shift), inv = 1 / sqrt(mean((v -
+// m)^2) + eps). Rows of up to 384 floats on AVX-512 (24 registers), 96 on AVX2 (12 of its 16:
+// longer rows spilled and ran 11% slower than the passes) are held in registers and read once,
+// their sums pairwise trees (float sums in another order than sum / sq_dev's, within the same
+// bound); longer rows and the scalar set use the passes above.
 #pragma once
 #include <cstdint>
 
@@ -24,6 +30,8 @@ struct RowOps {
   void (*normalize)(const float* x, float* y, int64_t n, float m, float inv, const float* scale, const float* shift);
   // s = x + k (+ b when not null), each element (x + k) + b; returns sum(s, n) (the same float).
   float (*add_sum)(const float* x, const float* k, const float* b, float* s, int64_t n);
+  void (*norm)(const float* x, const float* k, const float* b, float* s, float* y, int64_t n, const float* scale,
+               const float* shift, float eps, bool center);
 };
 
 const RowOps& row_ops();

@@ -1,6 +1,10 @@
 // The loops of kernels/rowwise/row_ops.h written once over a vector type V (kernels/gemm/simd.h).
 // Include only from the per-ISA files, after simd.h.
 #pragma once
+#include <array>
+#include <cmath>
+#include <utility>
+
 #include "kernels/rowwise/row_ops.h"
 
 namespace fusor::FUSOR_SIMD_NS {
@@ -135,6 +139,98 @@ void row_normalize(const float* x, float* y, int64_t n, float m, float inv, cons
     if (shift) v = V::add(v, V::load_n(shift + i, r));
     V::store_n(y + i, v, r);
   }
+}
+
+
+// ---- one whole row of LayerNorm / SkipLayerNorm / RMSNorm ----
+
+// The sum of NV registers' lanes: pairwise across the registers, then V::hsum's shuffle tree.
+template <class V, int NV>
+inline float tree_sum(const typename V::reg (&v)[NV]) {
+  typename V::reg t[NV];
+#pragma GCC unroll 32
+  for (int j = 0; j < NV; ++j) t[j] = v[j];
+#pragma GCC unroll 8
+  for (int w = 1; w < NV; w *= 2)
+#pragma GCC unroll 32
+    for (int j = 0; j + w < NV; j += 2 * w) t[j] = V::add(t[j], t[j + w]);
+  return V::hsum(t[0]);
+}
+
+// The row in NV registers, (NV - 1) W < n <= NV W: read once, written once (y, and s when
+// wanted); the sums are trees, so rows of a few hundred elements are not bound by a chain of
+// dependent additions (the pass-per-statistic form spent most of its time in them).
+template <class V, int NV>
+void norm_row_regs(const float* x, const float* k, const float* b, float* s, float* y, int64_t n,
+                   const float* scale, const float* shift, float eps, bool center) {
+  using reg = typename V::reg;
+  constexpr int W = V::kWidth;
+  const int last = static_cast<int>(n - (NV - 1) * W);
+  auto ld = [last](const float* p, int j) { return j == NV - 1 && last < W ? V::load_n(p + j * W, last) : V::load(p + j * W); };
+  auto st = [last](float* p, int j, reg v) {
+    if (j == NV - 1 && last < W) V::store_n(p + j * W, v, last);
+    else V::store(p + j * W, v);
+  };
+  reg v[NV];
+#pragma GCC unroll 32
+  for (int j = 0; j < NV; ++j) {
+    v[j] = ld(x, j);
+    if (k) v[j] = V::add(v[j], ld(k, j));
+    if (b) v[j] = V::add(v[j], ld(b, j));
+    if (s) st(s, j, v[j]);
+  }
+  const float mean = center ? tree_sum<V, NV>(v) / static_cast<float>(n) : 0.0f;
+  const reg vm = V::set1(mean);
+  reg d[NV];
+#pragma GCC unroll 32
+  for (int j = 0; j < NV; ++j) d[j] = V::sub(v[j], vm);
+  if (last < W) {  // lanes past n (loaded as 0) out of the deviations
+    alignas(64) static constexpr float kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    d[NV - 1] = V::lt_select(V::load(kIota), V::set1(static_cast<float>(last)), d[NV - 1], V::zero());
+  }
+  reg q[NV];
+#pragma GCC unroll 32
+  for (int j = 0; j < NV; ++j) q[j] = V::mul(d[j], d[j]);
+  const float inv = 1.0f / std::sqrt(tree_sum<V, NV>(q) / static_cast<float>(n) + eps);
+  const reg vi = V::set1(inv);
+#pragma GCC unroll 32
+  for (int j = 0; j < NV; ++j) {
+    reg o = V::mul(V::mul(d[j], vi), ld(scale, j));
+    if (shift) o = V::add(o, ld(shift, j));
+    st(y, j, o);
+  }
+}
+
+using NormRowFn = void (*)(const float*, const float*, const float*, float*, float*, int64_t, const float*,
+                           const float*, float, bool);
+
+template <class V, int... I>
+constexpr auto norm_row_table(std::integer_sequence<int, I...>) {
+  return std::array<NormRowFn, sizeof...(I)>{&norm_row_regs<V, I + 1>...};
+}
+
+// Rows up to kMaxVecs registers in registers, longer ones by the passes above (their sums in
+// lanes then across, as row_sum / row_sq_dev give them).
+template <class V, int kMaxVecs>
+void row_norm(const float* x, const float* k, const float* b, float* s, float* y, int64_t n, const float* scale,
+              const float* shift, float eps, bool center) {
+  constexpr int W = V::kWidth;
+  if constexpr (kMaxVecs > 0) {
+    static constexpr auto table = norm_row_table<V>(std::make_integer_sequence<int, kMaxVecs>{});
+    if (n > 0 && n <= kMaxVecs * W) return table[(n + W - 1) / W - 1](x, k, b, s, y, n, scale, shift, eps, center);
+  }
+  const float* src = x;
+  float total = 0.0f;
+  if (k) {
+    float* t = s ? s : y;  // the input row kept in S when wanted, else in Y until overwritten
+    total = row_add_sum<V>(x, k, b, t, n);
+    src = t;
+  } else if (center) {
+    total = row_sum<V>(x, n);
+  }
+  const float mean = center ? total / static_cast<float>(n) : 0.0f;
+  const float inv = 1.0f / std::sqrt(row_sq_dev<V>(src, n, mean) / static_cast<float>(n) + eps);
+  row_normalize<V>(src, y, n, mean, inv, scale, shift);
 }
 
 }  // namespace fusor::FUSOR_SIMD_NS
