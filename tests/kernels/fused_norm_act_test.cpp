@@ -5,10 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
-
-#include <cmath>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 
 #include "tests/kernels/fused_test_util.h"
 #include "tests/kernels/isa_env.h"
@@ -152,6 +151,29 @@ TEST(OnnxActivations, FastMatchesReference) {
       }
       EXPECT_NEAR(g, w, 2e-6 * (1 + std::fabs(w))) << op << " at " << i << " x=" << x.data<float>()[i];
     }
+  }
+}
+
+// GELU's fast form (a rational erf on x clamped to [-8, 8]) at the ends of the float range: no
+// overflow in the division on any instruction set, NaN kept, +-inf to +inf / 0 as the reference.
+TEST(FusedActivations, GeluAtTheEndsOfTheRange) {
+  Tensor x = rnd({2, 37}, 91, -12.0f, 12.0f);
+  const float ends[] = {95.0f, -95.0f, 1e30f, -1e30f, 3.4e38f, -3.4e38f, std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity(), 0.0f, 5.5f, -5.5f, 8.0f, -8.0f};
+  for (size_t i = 0; i < std::size(ends); ++i) x.data<float>()[i] = ends[i];
+  x.data<float>()[20] = std::numeric_limits<float>::quiet_NaN();
+  const Tensor want = fused("Gelu", {x}, {}, "reference"), got = fused("Gelu", {x}, {}, "fast");
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float g = got.data<float>()[i], w = want.data<float>()[i];
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g)) << "at " << i;
+      continue;
+    }
+    if (std::isinf(w)) {
+      EXPECT_EQ(g, w) << "at " << i;
+      continue;
+    }
+    EXPECT_NEAR(g, w, 2e-6 * (1 + std::fabs(w))) << "at " << i << " x=" << x.data<float>()[i];
   }
 }
 
