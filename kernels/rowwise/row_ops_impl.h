@@ -144,17 +144,12 @@ void row_normalize(const float* x, float* y, int64_t n, float m, float inv, cons
 
 // ---- one whole row of LayerNorm / SkipLayerNorm / RMSNorm ----
 
-// The sum of NV registers' lanes: pairwise across the registers, then V::hsum's shuffle tree.
-template <class V, int NV>
-inline float tree_sum(const typename V::reg (&v)[NV]) {
-  typename V::reg t[NV];
-#pragma GCC unroll 32
-  for (int j = 0; j < NV; ++j) t[j] = v[j];
-#pragma GCC unroll 8
-  for (int w = 1; w < NV; w *= 2)
-#pragma GCC unroll 32
-    for (int j = 0; j + w < NV; j += 2 * w) t[j] = V::add(t[j], t[j + w]);
-  return V::hsum(t[0]);
+// f(B) + ... + f(B + N - 1) as a balanced tree, the indices compile-time constants so an array
+// f reads from stays in registers (a loop over a halving stride kept it on the stack).
+template <class V, int B, int N, class F>
+inline typename V::reg tree(const F& f) {
+  if constexpr (N == 1) return f(B);
+  else return V::add(tree<V, B, N / 2>(f), tree<V, B + N / 2, N - N / 2>(f));
 }
 
 // The row in NV registers, (NV - 1) W < n <= NV W: read once, written once (y, and s when
@@ -179,7 +174,7 @@ void norm_row_regs(const float* x, const float* k, const float* b, float* s, flo
     if (b) v[j] = V::add(v[j], ld(b, j));
     if (s) st(s, j, v[j]);
   }
-  const float mean = center ? tree_sum<V, NV>(v) / static_cast<float>(n) : 0.0f;
+  const float mean = center ? V::hsum(tree<V, 0, NV>([&](int j) { return v[j]; })) / static_cast<float>(n) : 0.0f;
   const reg vm = V::set1(mean);
   reg d[NV];
 #pragma GCC unroll 32
@@ -188,10 +183,8 @@ void norm_row_regs(const float* x, const float* k, const float* b, float* s, flo
     alignas(64) static constexpr float kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     d[NV - 1] = V::lt_select(V::load(kIota), V::set1(static_cast<float>(last)), d[NV - 1], V::zero());
   }
-  reg q[NV];
-#pragma GCC unroll 32
-  for (int j = 0; j < NV; ++j) q[j] = V::mul(d[j], d[j]);
-  const float inv = 1.0f / std::sqrt(tree_sum<V, NV>(q) / static_cast<float>(n) + eps);
+  const float sq = V::hsum(tree<V, 0, NV>([&](int j) { return V::mul(d[j], d[j]); }));
+  const float inv = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
   const reg vi = V::set1(inv);
 #pragma GCC unroll 32
   for (int j = 0; j < NV; ++j) {
