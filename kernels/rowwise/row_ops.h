@@ -10,14 +10,14 @@
 // sq_dev: the float sum of (x - m)^2, in kWidth lanes (two accumulators) then across them, the
 // ragged tail one by one. normalize: y = (x - m) * inv * scale (+ shift when not null), each
 // element rounded as that scalar expression (no fused multiply-add); y may be x. With sum, the
-// pieces of LayerNorm and RMSNorm (kernels/fused/norm.cpp takes the square root itself); add_sum
-// forms SkipLayerNorm's input row and its sum in one pass. norm: one whole row of LayerNorm
-// (center) or RMSNorm (!center), of SkipLayerNorm with k: v = x (+ k (+ b)), kept in s when s is
-// not null; m = center ? mean(v) : 0; y = (v - m) * inv * scale (+ shift), inv = 1 / sqrt(mean((v -
-// m)^2) + eps). Rows of up to 384 floats on AVX-512 (24 registers), 96 on AVX2 (12 of its 16:
-// longer rows spilled and ran 11% slower than the passes) are held in registers and read once,
-// their sums pairwise trees (float sums in another order than sum / sq_dev's, within the same
-// bound); longer rows and the scalar set use the passes above.
+// pieces of LayerNorm and RMSNorm; add_sum forms SkipLayerNorm's input row and its sum in one
+// pass. norm: one whole row of LayerNorm (center) or RMSNorm (!center), of SkipLayerNorm with k:
+// v = x (+ k (+ b), b read only with k), kept in s when s is not null; m = center ? mean(v) : 0;
+// y = (v - m) * inv * scale (+ shift), inv = 1 / sqrt(mean((v - m)^2) + eps); y may be x. Rows
+// of up to 384 floats on AVX-512 (24 registers), 96 on AVX2 (12 of its 16: longer rows spilled
+// and ran 11% slower than the passes) are held in registers and read once, their sums pairwise
+// trees (float sums in another order than sum / sq_dev's, within the same bound); longer rows
+// and the scalar set use the passes above (kernels/fused/norm.cpp calls norm per row).
 #pragma once
 #include <cstdint>
 

@@ -141,7 +141,6 @@ void row_normalize(const float* x, float* y, int64_t n, float m, float inv, cons
   }
 }
 
-
 // ---- one whole row of LayerNorm / SkipLayerNorm / RMSNorm ----
 
 // f(B) + ... + f(B + N - 1) as a balanced tree, the indices compile-time constants so an array
@@ -161,7 +160,9 @@ void norm_row_regs(const float* x, const float* k, const float* b, float* s, flo
   using reg = typename V::reg;
   constexpr int W = V::kWidth;
   const int last = static_cast<int>(n - (NV - 1) * W);
-  auto ld = [last](const float* p, int j) { return j == NV - 1 && last < W ? V::load_n(p + j * W, last) : V::load(p + j * W); };
+  auto ld = [last](const float* p, int j) {
+    return j == NV - 1 && last < W ? V::load_n(p + j * W, last) : V::load(p + j * W);
+  };
   auto st = [last](float* p, int j, reg v) {
     if (j == NV - 1 && last < W) V::store_n(p + j * W, v, last);
     else V::store(p + j * W, v);
@@ -170,8 +171,10 @@ void norm_row_regs(const float* x, const float* k, const float* b, float* s, flo
 #pragma GCC unroll 32
   for (int j = 0; j < NV; ++j) {
     v[j] = ld(x, j);
-    if (k) v[j] = V::add(v[j], ld(k, j));
-    if (b) v[j] = V::add(v[j], ld(b, j));
+    if (k) {  // b only with k, as the passes below
+      v[j] = V::add(v[j], ld(k, j));
+      if (b) v[j] = V::add(v[j], ld(b, j));
+    }
     if (s) st(s, j, v[j]);
   }
   const float mean = center ? V::hsum(tree<V, 0, NV>([&](int j) { return v[j]; })) / static_cast<float>(n) : 0.0f;
