@@ -7,8 +7,7 @@ namespace fusor::rowwise {
 
 const RowOps& row_ops_avx2() {
   using V = simd_avx2::V256;
-  static const RowOps ops{&simd_avx2::row_sum<V>, &simd_avx2::row_softmax<V>, &simd_avx2::row_sq_dev<V>,
-                          &simd_avx2::row_normalize<V>, &simd_avx2::row_add_sum<V>,
+  static const RowOps ops{&simd_avx2::row_sum<V>, &simd_avx2::row_softmax<V>, &simd_avx2::row_add_sum<V>,
                           &simd_avx2::row_norm<V, 12>};
   return ops;
 }

@@ -7,8 +7,7 @@ namespace fusor::rowwise {
 
 const RowOps& row_ops_avx512() {
   using V = simd_avx512::V512;
-  static const RowOps ops{&simd_avx512::row_sum<V>, &simd_avx512::row_softmax<V>, &simd_avx512::row_sq_dev<V>,
-                          &simd_avx512::row_normalize<V>, &simd_avx512::row_add_sum<V>,
+  static const RowOps ops{&simd_avx512::row_sum<V>, &simd_avx512::row_softmax<V>, &simd_avx512::row_add_sum<V>,
                           &simd_avx512::row_norm<V, 24>};
   return ops;
 }

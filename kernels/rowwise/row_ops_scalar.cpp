@@ -8,8 +8,7 @@ namespace fusor::rowwise {
 
 const RowOps& row_ops_scalar() {
   using V = simd_scalar::V1;
-  static const RowOps ops{&simd_scalar::row_sum<V>, &simd_scalar::row_softmax<V>, &simd_scalar::row_sq_dev<V>,
-                          &simd_scalar::row_normalize<V>, &simd_scalar::row_add_sum<V>,
+  static const RowOps ops{&simd_scalar::row_sum<V>, &simd_scalar::row_softmax<V>, &simd_scalar::row_add_sum<V>,
                           &simd_scalar::row_norm<V, 0>};
   return ops;
 }
