@@ -3,8 +3,10 @@
 // negative (reversed Slice). Handles every fixed-size element type and strings.
 //
 // Speed: dims of size 1 are dropped and neighbouring dims that step through the source as one
-// are merged, so the copy runs as rows of the innermost merged dim: a memcpy per row when that
-// dim is contiguous in the source (Slice, the head split Transpose(0,2,1,3), channel shuffle),
+// are merged, so the copy runs as rows of the innermost merged dim, taken in runs along the next
+// dim out (one odometer step per run): a copy per row when that dim is contiguous in the source
+// (Slice, the head split Transpose(0,2,1,3), channel shuffle, image patches as rows; short rows
+// of 16 to 128 bytes as fixed-size moves),
 // a blocked transpose when the source is contiguous along the next dim out (Transpose between
 // NCHW and NHWC: 16 rows at a time in 4 x 4 tiles of 4-byte elements, transpose_tile.h), a
 // strided gather per row otherwise. With a pool, the rows are split over its threads when the

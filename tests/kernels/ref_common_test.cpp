@@ -139,7 +139,10 @@ TEST(RefCommon, StridedCopyMatchesTheDefinition) {
            {{2, 37, 11, 13}, {0, 2, 3, 1}}, {{2, 11, 13, 37}, {0, 3, 1, 2}}, {{1, 96, 56, 56}, {0, 2, 3, 1}},
            {{1, 56, 56, 96}, {0, 3, 1, 2}}, {{5, 4}, {1, 0}}, {{3, 4, 6}, {0, 2, 1}}, {{3, 18, 5}, {2, 1, 0}},
            // Into rows of 3 and 2 (an image's channels moved last), large enough for two threads.
-           {{2, 3, 67, 101}, {0, 2, 3, 1}}, {{1, 2, 5, 7}, {0, 2, 3, 1}}, {{3, 130, 2}, {0, 2, 1}}}) {
+           {{2, 3, 67, 101}, {0, 2, 3, 1}}, {{1, 2, 5, 7}, {0, 2, 3, 1}}, {{3, 130, 2}, {0, 2, 1}},
+           // Image patches as rows (a patch embedding's im2col): runs of 16, 4, 3 and 5 contiguous values.
+           {{1, 3, 14, 16, 14, 16}, {0, 2, 4, 1, 3, 5}}, {{2, 3, 5, 4, 6, 4}, {0, 2, 4, 1, 3, 5}},
+           {{1, 2, 3, 3, 7, 3}, {0, 2, 4, 1, 3, 5}}, {{2, 4, 9, 5}, {0, 2, 1, 3}}}) {
     const std::vector<int64_t> strides = row_major_strides(in);
     Shape out(in.size());
     std::vector<int64_t> st(in.size());
