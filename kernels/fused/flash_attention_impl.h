@@ -42,7 +42,28 @@ void scores_impl(const float* q, int64_t ldq, const float* kt, int64_t ldkt, int
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-  for (int64_t c = 0; c < d; ++c) {
+  int64_t c = 0;
+  if constexpr (NV == 1) {
+    // One vector of keys (a sequence's last few: vit_tiny's 197 = 3 x 64 + 5) gives MR
+    // accumulators, fewer than the FMA latency times its issue rate covers: odd steps go to a
+    // second set, halving the chains (the sum is then taken in another order).
+    reg acc2[MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) acc2[i] = V::zero();
+    for (; c + 2 <= d; c += 2) {
+      const float* kr = kt + c * ldkt;
+      const reg b0 = kTail ? V::load_n(kr, last) : V::load(kr);
+      const reg b1 = kTail ? V::load_n(kr + ldkt, last) : V::load(kr + ldkt);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        acc[i][0] = V::fma(V::set1(q[i * ldq + c]), b0, acc[i][0]);
+        acc2[i] = V::fma(V::set1(q[i * ldq + c + 1]), b1, acc2[i]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) acc[i][0] = V::add(acc[i][0], acc2[i]);
+  }
+  for (; c < d; ++c) {
     const float* kr = kt + c * ldkt;
     reg b[NV];
 #pragma GCC unroll 8
@@ -218,9 +239,19 @@ float softmax_row(float* s, int64_t vis, int64_t n, const float* fm, const bool*
   auto first = [&](reg t, int r) { return V::lt_select(V::load(kIota), V::set1(static_cast<float>(r)), t, ninf); };
   reg vmax = ninf;
   if (!fm && !bm) {
+    // Four running maxima (one would chain every vector's max behind the previous one's latency,
+    // and the exp pass waits for the result).
+    reg m1 = ninf, m2 = ninf, m3 = ninf;
     int64_t j = 0;
-    for (; j + W <= vis; j += W) vmax = V::max(vmax, V::load(s + j));
-    if (j < vis) vmax = V::max(vmax, first(V::load_n(s + j, static_cast<int>(vis - j)), static_cast<int>(vis - j)));
+    for (; j + 4 * W <= vis; j += 4 * W) {
+      vmax = V::max(vmax, V::load(s + j));
+      m1 = V::max(m1, V::load(s + j + W));
+      m2 = V::max(m2, V::load(s + j + 2 * W));
+      m3 = V::max(m3, V::load(s + j + 3 * W));
+    }
+    for (; j + W <= vis; j += W) m1 = V::max(m1, V::load(s + j));
+    if (j < vis) m2 = V::max(m2, first(V::load_n(s + j, static_cast<int>(vis - j)), static_cast<int>(vis - j)));
+    vmax = V::max(V::max(vmax, m1), V::max(m2, m3));
   } else if (mcol == 1) {
     const reg l2e = V::set1(kLog2e);
     for (int64_t j = 0; j < vis; j += W) {
@@ -254,8 +285,17 @@ float softmax_row(float* s, int64_t vis, int64_t n, const float* fm, const bool*
   const float m_new = m > bmax ? m : bmax;
   const float corr = m == kNegInf ? 0.0f : std::exp2(m - m_new);
   const reg vm = V::set1(m_new);
-  reg acc = V::zero();
+  reg acc = V::zero(), acc1 = V::zero();
   int64_t j = 0;
+  for (; j + 2 * W <= vis; j += 2 * W) {
+    const reg p = exp2_nonpos<V>(V::sub(V::load(s + j), vm));
+    const reg p1 = exp2_nonpos<V>(V::sub(V::load(s + j + W), vm));
+    V::store(s + j, p);
+    V::store(s + j + W, p1);
+    acc = V::add(acc, p);
+    acc1 = V::add(acc1, p1);
+  }
+  acc = V::add(acc, acc1);
   for (; j + W <= vis; j += W) {
     const reg p = exp2_nonpos<V>(V::sub(V::load(s + j), vm));
     V::store(s + j, p);

@@ -72,6 +72,10 @@ TEST(FusedAttention, FastAndReferenceMatchTheComposition) {
       {"long: tiles and key blocks with tails", {2, 3, 300, 32}, {2, 3, 300, 32}, {2, 3, 300, 24}, {300}},
       {"long causal with bool mask", {1, 2, 257, 16}, {1, 2, 257, 16}, {1, 2, 257, 16}, {1, 1, 257, 257}, true, true},
       {"long K transposed", {4, 130, 20}, {4, 20, 200}, {4, 200, 12}, {4, 1, 200}, false, false, true},
+      // No mask, keys past a multiple of the vector (the one-vector scores tile's two chains, the
+      // four running maxima and their remainder), an odd head size.
+      {"odd head size, 5 keys past 64", {1, 2, 23, 13}, {1, 2, 69, 13}, {1, 2, 69, 7}, {}},
+      {"vit_tiny's 197 keys of 64", {1, 3, 197, 64}, {1, 3, 197, 64}, {1, 3, 197, 64}, {}},
   };
   uint32_t seed = 1;
   for (const auto& c : cases) {
