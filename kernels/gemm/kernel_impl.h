@@ -175,13 +175,18 @@ void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __res
     b += NR;
   }
   for (; pf < pf_end; pf += 16) __builtin_prefetch(pf, 0, 2);  // more lines than k steps
-  bool clamp = false;
+  bool clamp = false, gelu = false;
   float lo = 0, hi = 0;
   const float* bias = nullptr;
   bool row_bias = false;
   if (ep) {
     const Activation k = ep->act.kind;
     clamp = k == Activation::Relu || k == Activation::Clip;
+    // GELU (the transformers' MLP) on the accumulators before they are stored, on AVX-512: as a
+    // pass over the stored row panel it read the panel back from L2 (B's panels stream through L1
+    // in between) beside B's own stream. vit_tiny's MLP-up products relative to the rest of the
+    // model, 12 alternated rounds: -3.5% (median), -6.5% (min); bert_like -1.5%.
+    gelu = k == Activation::Gelu && V::kWidth == 16;
     lo = k == Activation::Relu ? 0.0f : ep->act.alpha;
     hi = k == Activation::Relu ? __builtin_inff() : ep->act.beta;
     if (ep->bias && ep->bias_axis != BiasAxis::None) {
@@ -206,11 +211,13 @@ void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __res
           v = V::add(v, n >= W ? V::load(r) : V::load_n(r, n));
         }
         if (clamp) v = V::min(V::max(v, V::set1(lo)), V::set1(hi));
+        if (gelu) v = activate<V, Activation::Gelu>(v, 0.0f, 0.0f);
       }
       if (n >= W) V::store(p, v); else V::store_n(p, v, n);
     }
   }
-  // Other activations run over the whole row panel in macro(), once its tiles are stored.
+  // Other activations (and GELU below AVX-512) run over the whole row panel in macro(), once its
+  // tiles are stored.
 }
 
 template <class V, int MRP, int NV, bool kDirect, class Seq>
@@ -230,7 +237,8 @@ void macro(const MacroArgs& m) {
   Epilogue e;
   if (m.ep) e = *m.ep;
   const Activation act = m.ep ? m.ep->act.kind : Activation::None;
-  const bool act_pass = act != Activation::None && act != Activation::Relu && act != Activation::Clip;
+  const bool act_pass = act != Activation::None && act != Activation::Relu && act != Activation::Clip &&
+                        !(act == Activation::Gelu && V::kWidth == 16);
   // The next block's B (m.pf): its lines in equal shares before each tile, line q at panel
   // q / per_panel. The tile's own prefetch fetches only the block it computes, while its first row
   // of tiles runs, so a block from memory streams at one row tile's pace (the other tiles read it
