@@ -77,6 +77,17 @@ inline typename V::reg activate(typename V::reg x, float alpha, float beta) {
   }
 }
 
+// The activations the register tile applies to its accumulators before storing them; macro()
+// runs the others as a pass over each stored row panel. GELU (the transformers' MLP) is one on
+// AVX-512: as a pass it read the panel back from L2 (B's panels stream through L1 in between)
+// beside B's own stream (vit_tiny's MLP-up products relative to the rest of the model, 12
+// alternated rounds: -3.5% median, -6.5% min; bert_like -1.5%).
+template <class V>
+constexpr bool in_tile(Activation k) {
+  return k == Activation::None || k == Activation::Relu || k == Activation::Clip ||
+         (k == Activation::Gelu && V::kWidth == 16);
+}
+
 // rows x cols in place: c = act(c) (first_pass false) or act(scale c + bias + residual).
 template <class V, Activation K, bool kFull>
 void epilogue_rows(float* c, int64_t ldc, int64_t rows, int64_t cols, const Epilogue& ep) {
@@ -182,11 +193,7 @@ void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __res
   if (ep) {
     const Activation k = ep->act.kind;
     clamp = k == Activation::Relu || k == Activation::Clip;
-    // GELU (the transformers' MLP) on the accumulators before they are stored, on AVX-512: as a
-    // pass over the stored row panel it read the panel back from L2 (B's panels stream through L1
-    // in between) beside B's own stream. vit_tiny's MLP-up products relative to the rest of the
-    // model, 12 alternated rounds: -3.5% (median), -6.5% (min); bert_like -1.5%.
-    gelu = k == Activation::Gelu && V::kWidth == 16;
+    gelu = k == Activation::Gelu && in_tile<V>(k);
     lo = k == Activation::Relu ? 0.0f : ep->act.alpha;
     hi = k == Activation::Relu ? __builtin_inff() : ep->act.beta;
     if (ep->bias && ep->bias_axis != BiasAxis::None) {
@@ -216,8 +223,7 @@ void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __res
       if (n >= W) V::store(p, v); else V::store_n(p, v, n);
     }
   }
-  // Other activations (and GELU below AVX-512) run over the whole row panel in macro(), once its
-  // tiles are stored.
+  // The activations not in_tile run over the whole row panel in macro(), once its tiles are stored.
 }
 
 template <class V, int MRP, int NV, bool kDirect, class Seq>
@@ -237,8 +243,7 @@ void macro(const MacroArgs& m) {
   Epilogue e;
   if (m.ep) e = *m.ep;
   const Activation act = m.ep ? m.ep->act.kind : Activation::None;
-  const bool act_pass = act != Activation::None && act != Activation::Relu && act != Activation::Clip &&
-                        !(act == Activation::Gelu && V::kWidth == 16);
+  const bool act_pass = !in_tile<V>(act);
   // The next block's B (m.pf): its lines in equal shares before each tile, line q at panel
   // q / per_panel. The tile's own prefetch fetches only the block it computes, while its first row
   // of tiles runs, so a block from memory streams at one row tile's pace (the other tiles read it
